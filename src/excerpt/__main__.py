@@ -1,0 +1,5 @@
+import sys
+
+from excerpt.cli import main
+
+sys.exit(main())

@@ -1,0 +1,110 @@
+"""The only place excerpt runs git, always read-only and with repository hooks disarmed.
+
+A repository's own ``.git/config`` can name programs (pager, fsmonitor, external diff,
+textconv, hooks); every call here overrides them, sets ``GIT_OPTIONAL_LOCKS=0`` so git never
+refreshes ``.git/index``, and starts from a clean environment so a caller's ``GIT_DIR`` cannot
+redirect it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from excerpt.errors import GitFault
+
+__all__ = ["SAFE_CONFIG", "git_env", "ls_files", "run_git", "work_tree_top"]
+
+SAFE_CONFIG: tuple[str, ...] = (
+    "-c", "core.fsmonitor=false",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.pager=cat",
+    "-c", "core.untrackedCache=false",
+    "-c", "core.quotePath=false",
+    "-c", "diff.external=",
+    "-c", "protocol.allow=never",
+)  # fmt: skip
+
+_TIMEOUT_S = 120.0
+
+
+def git_env() -> dict[str, str]:
+    """A minimal environment for git: no inherited ``GIT_*`` redirection, no prompts."""
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
+    env = {k: v for k, v in os.environ.items() if k in keep}
+    env.update(
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_NO_REPLACE_OBJECTS="1",
+        GIT_PAGER="cat",
+        PAGER="cat",
+        LC_ALL="C",
+    )
+    return env
+
+
+def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git`` read-only in ``cwd``.
+
+    Raises:
+        GitFault: git is missing, timed out, or (with ``check``) exited non-zero.
+    """
+    argv = ["git", "--no-pager", *SAFE_CONFIG, *args]
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=git_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=_TIMEOUT_S,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise GitFault("git is not installed or not on PATH") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise GitFault(f"git {args[0]} timed out after {_TIMEOUT_S:.0f}s") from exc
+    if check and proc.returncode != 0:
+        raise GitFault(_first_line(proc.stderr) or f"git {args[0]} failed")
+    return proc
+
+
+def _first_line(stderr: bytes) -> str:
+    lines = stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def work_tree_top(directory: Path) -> Path | None:
+    """The top of the git work tree holding ``directory``, or None outside git.
+
+    Raises:
+        GitFault: git refuses the repository (e.g. ``safe.directory`` ownership check).
+    """
+    proc = run_git(directory, "rev-parse", "--show-toplevel", check=False)
+    if proc.returncode == 0:
+        top = proc.stdout.decode("utf-8", "surrogateescape").strip()
+        return Path(top) if top else None
+    message = _first_line(proc.stderr)
+    if "dubious ownership" in message:
+        raise GitFault(message)
+    return None
+
+
+def ls_files(directory: Path) -> tuple[list[str], list[str]]:
+    """``(tracked, untracked)`` paths under ``directory``, as git lists them.
+
+    Untracked excludes what ``.gitignore`` and friends exclude. Paths are relative to
+    ``directory``, decoded with surrogateescape so any byte survives.
+
+    Raises:
+        GitFault: git failed.
+    """
+    return _ls(directory, "--cached"), _ls(directory, "--others", "--exclude-standard")
+
+
+def _ls(directory: Path, *selection: str) -> list[str]:
+    proc = run_git(directory, "ls-files", "-z", *selection, "--", ".")
+    names = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return sorted({name for name in names if name})

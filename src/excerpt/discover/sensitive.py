@@ -1,0 +1,141 @@
+"""The default sensitive-path deny list: such paths are never opened, only named.
+
+Gitignore-style globs over the workspace-relative POSIX path, matched case-insensitively after
+NFC normalisation, by whole path components (``config/dev.environments.ts`` is not ``.env*``).
+``{a,b}`` is brace shorthand expanded on load. Exceptions (``!…``) make a path readable again;
+its content is still scanned by later stages.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+import pathspec
+
+__all__ = ["DEFAULT_DENY", "is_sensitive_path", "sensitive_spec"]
+
+DEFAULT_DENY = """
+**/.env
+**/.env.*
+**/*.env
+**/.envrc
+**/secrets.{json,yml,yaml,toml,ini,xml,env}
+**/secret.{json,yml,yaml,toml}
+**/credentials
+**/credentials.{json,yml,yaml,xml,toml,ini}
+**/*credentials*.json
+**/client_secret*.json
+**/*service[-_]account*.json
+**/application_default_credentials.json
+**/.vault-token
+**/*.keytab
+**/krb5cc_*
+**/.ssh/**
+**/id_rsa
+**/id_dsa
+**/id_ecdsa
+**/id_ed25519
+**/*_rsa
+**/*_dsa
+**/*_ecdsa
+**/*_ed25519
+**/*.pem
+**/*.key
+**/*.p8
+**/*.p12
+**/*.pfx
+**/*.pkcs12
+**/*.jks
+**/*.keystore
+**/*.ppk
+**/.gnupg/**
+**/secring.*
+**/*.gpg
+**/otr.private_key
+**/*.kdb
+**/*.kdbx
+**/*.keychain
+**/*.agilekeychain
+**/*.psafe3
+**/*.kwallet
+**/.aws/**
+**/.azure/**
+**/.config/gcloud/**
+**/.kube/config
+**/kubeconfig
+**/*.kubeconfig
+**/.docker/config.json
+**/.dockercfg
+**/.npmrc
+**/.pypirc
+**/pip.conf
+**/.gem/credentials
+**/.netrc
+**/_netrc
+**/.git-credentials
+**/.pgpass
+**/.my.cnf
+**/.s3cfg
+**/.boto
+**/.htpasswd
+**/.terraformrc
+**/terraform.rc
+**/.config/gh/hosts.yml
+**/.config/hub
+**/doctl/config.yaml
+**/.pulumi/credentials.json
+**/config/master.key
+**/*.tfstate
+**/*.tfstate.*
+**/*.tfvars
+**/*.tfvars.json
+**/.*_history
+**/.histfile
+**/.lesshst
+**/*.ovpn
+**/*.rdp
+**/*.tblk/**
+**/etc/shadow
+**/etc/gshadow
+!**/.env.example
+!**/.env.sample
+!**/.env.template
+!**/.env.dist
+!**/.env.defaults
+!**/*.tfvars.example
+!**/*.example.json
+!**/*.sample.json
+!**/*.pub
+"""
+
+_BRACES = re.compile(r"\{([^{}]*)\}")
+
+
+def _expand_braces(line: str) -> list[str]:
+    match = _BRACES.search(line)
+    if match is None:
+        return [line]
+    head, tail = line[: match.start()], line[match.end() :]
+    return [out for alt in match.group(1).split(",") for out in _expand_braces(head + alt + tail)]
+
+
+def _normalise(path: str) -> str:
+    return unicodedata.normalize("NFC", path).casefold()
+
+
+@lru_cache(maxsize=8)
+def sensitive_spec(extra: tuple[str, ...] = ()) -> pathspec.GitIgnoreSpec:
+    """The compiled deny list, optionally extended by policy lines (same syntax)."""
+    lines: list[str] = []
+    for raw in (*DEFAULT_DENY.splitlines(), *extra):
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            lines.extend(_normalise(x) for x in _expand_braces(line))
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def is_sensitive_path(path: str, extra: tuple[str, ...] = ()) -> bool:
+    """True when the workspace-relative POSIX ``path`` is on the deny list."""
+    return bool(sensitive_spec(extra).match_file(_normalise(path)))

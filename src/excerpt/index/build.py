@@ -1,0 +1,197 @@
+"""Bring a repository's index up to date: discover, read what changed, write, resolve.
+
+Crash-safe by construction: file rows are written in batched transactions, each row
+self-contained; the graph is rebuilt whenever a batch changed anything (``graph_dirty``), and a
+run that never finished leaves ``clean=0`` so the next open checks integrity first.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from excerpt.core.settings import Limits, repo_cache_dir
+from excerpt.discover.reader import Omission
+from excerpt.discover.walk import Candidate, Discovery, discover
+from excerpt.errors import NotADirectoryFault
+from excerpt.index.process import process_paths
+from excerpt.index.records import FileRecord
+from excerpt.index.resolve import resolve_graph
+from excerpt.index.store import IndexStore, writer_lock
+
+__all__ = ["IndexReport", "ProgressFn", "index_repository", "resolve_root"]
+
+ProgressFn = Callable[[int, int], None]
+_BATCH = 500
+_CHUNK = 48
+_PARALLEL_MIN = 200  # below this, worker start-up costs more than it saves
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexReport:
+    """What an index run found and did (SPEC §11 ``index --json`` keys first)."""
+
+    files_discovered: int
+    files_indexed: int
+    symbols: int
+    edges: int
+    languages: dict[str, int]
+    omitted: dict[str, int]
+    discovery_truncated: bool
+    seconds: float
+    files_read: int = 0
+    files_removed: int = 0
+    rebuilt: str | None = None
+    omitted_paths: tuple[tuple[str, str], ...] = ()
+    cache_dir: Path | None = field(default=None, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files_discovered": self.files_discovered,
+            "files_indexed": self.files_indexed,
+            "symbols": self.symbols,
+            "edges": self.edges,
+            "languages": dict(self.languages),
+            "omitted": dict(self.omitted),
+            "discovery_truncated": self.discovery_truncated,
+            "seconds": round(self.seconds, 3),
+            "files_read": self.files_read,
+            "files_removed": self.files_removed,
+            "cache_rebuilt": self.rebuilt,
+        }
+
+
+def resolve_root(repo: str | os.PathLike[str]) -> Path:
+    """The resolved workspace root.
+
+    Raises:
+        NotADirectoryFault: it does not exist, is not a directory, or cannot be listed.
+    """
+    path = Path(repo)
+    try:
+        root = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise NotADirectoryFault(f"repository not found: {path}") from None
+    if not root.is_dir():
+        raise NotADirectoryFault(f"not a directory: {path}")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise NotADirectoryFault(f"repository is not readable: {path}")
+    return root
+
+
+def index_repository(
+    repo: str | os.PathLike[str],
+    *,
+    cache_dir: Path | None = None,
+    limits: Limits | None = None,
+    progress: ProgressFn | None = None,
+    jobs: int | None = None,
+) -> IndexReport:
+    """Build or refresh the index of ``repo`` and report what it holds.
+
+    Raises:
+        NotADirectoryFault: ``repo`` is not a readable directory.
+        GitFault: git refuses the repository.
+        CacheFault: the cache cannot be used (CacheBusy: another writer holds it).
+    """
+    started = time.perf_counter()
+    root = resolve_root(repo)
+    limits = limits or Limits()
+    cache = repo_cache_dir(root, cache_dir)
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with writer_lock(cache):
+        store = IndexStore.open(cache)
+        try:
+            found = discover(root, limits)
+            read, removed = _update(store, found, limits, progress, jobs)
+            summary = store.summary()
+            omitted_paths = tuple(store.omitted_paths())
+        finally:
+            store.close()
+    return IndexReport(
+        files_discovered=len(found.candidates) + len(found.omitted),
+        discovery_truncated=found.truncated,
+        seconds=time.perf_counter() - started,
+        files_read=read,
+        files_removed=removed,
+        rebuilt=store.rebuilt,
+        cache_dir=cache,
+        omitted_paths=omitted_paths,
+        **summary,
+    )
+
+
+def _changed(found: Discovery, stored: dict[str, tuple[int, int, str]]) -> list[Candidate]:
+    out = []
+    for cand in found.candidates:
+        old = stored.get(cand.path)
+        if cand.is_link or old is None or (old[0], old[1]) != (cand.size, cand.mtime_ns):
+            out.append(cand)
+    return out
+
+
+def _update(
+    store: IndexStore,
+    found: Discovery,
+    limits: Limits,
+    progress: ProgressFn | None,
+    jobs: int | None,
+) -> tuple[int, int]:
+    stored = store.file_states()
+    todo = [c.path for c in _changed(found, stored)]
+    keep = {c.path for c in found.candidates}
+    store.set_meta(clean="0")
+    run = store.conn.execute("INSERT INTO runs(started_ns) VALUES(?)", (time.time_ns(),)).lastrowid
+    omitted: list[Omission] = list(found.omitted)
+    batch: list[FileRecord] = []
+    for done, result in enumerate(_process(found.root, todo, limits, jobs), start=1):
+        if isinstance(result, Omission):
+            omitted.append(result)
+            keep.discard(result.path)
+        else:
+            batch.append(result)
+        if len(batch) >= _BATCH:
+            store.write_files(batch)
+            batch = []
+        if progress is not None:
+            progress(done, len(todo))
+    if batch:
+        store.write_files(batch)
+    removed = sorted(set(stored) - keep)
+    store.delete_paths(removed)
+    store.replace_omitted(omitted)
+    if store.graph_dirty():
+        store.replace_edges(resolve_graph(store.facts()))
+    store.conn.execute(
+        "UPDATE runs SET finished_ns = ?, files_written = ?, files_removed = ? WHERE id = ?",
+        (time.time_ns(), len(todo), len(removed), run),
+    )
+    store.set_meta(clean="1")
+    return len(todo), len(removed)
+
+
+def _chunks(items: Sequence[str], size: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield list(items[i : i + size])
+
+
+def _process(
+    root: Path, paths: list[str], limits: Limits, jobs: int | None
+) -> Iterator[FileRecord | Omission]:
+    workers = jobs if jobs is not None else len(os.sched_getaffinity(0))
+    work = partial(process_paths, str(root), limits=limits)
+    if workers <= 1 or len(paths) < _PARALLEL_MIN:
+        for chunk in _chunks(paths, _CHUNK):
+            yield from work(chunk)
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        for results in pool.map(work, _chunks(paths, _CHUNK)):
+            yield from results

@@ -1,0 +1,78 @@
+"""Numbered schema migrations of the index database; ``PRAGMA user_version`` is the number.
+
+Append only: a released migration is never edited. A database whose version is higher than
+``len(MIGRATIONS)`` comes from another excerpt version and is rebuilt, not trusted.
+"""
+
+from __future__ import annotations
+
+__all__ = ["APPLICATION_ID", "MIGRATIONS"]
+
+APPLICATION_ID = 0x45584350  # "EXCP"
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: files, symbols, imports, lexical postings, graph edges, omissions, runs
+    """
+    CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO meta(key, value) VALUES ('clean', '1'), ('graph_dirty', '1');
+    CREATE TABLE files(
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        language TEXT NOT NULL,
+        encoding TEXT NOT NULL,
+        lines INTEGER NOT NULL,
+        status TEXT,
+        is_test INTEGER NOT NULL,
+        package TEXT,
+        manifest TEXT,
+        len_path INTEGER NOT NULL,
+        len_symbols INTEGER NOT NULL,
+        len_body INTEGER NOT NULL
+    );
+    CREATE TABLE symbols(
+        file_id INTEGER NOT NULL REFERENCES files(id),
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        qualname TEXT NOT NULL,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL
+    );
+    CREATE INDEX symbols_file ON symbols(file_id);
+    CREATE INDEX symbols_name ON symbols(name COLLATE NOCASE);
+    CREATE TABLE imports(
+        file_id INTEGER NOT NULL REFERENCES files(id),
+        module TEXT NOT NULL,
+        names TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        kind TEXT NOT NULL
+    );
+    CREATE INDEX imports_file ON imports(file_id);
+    CREATE TABLE postings(
+        term TEXT NOT NULL,
+        file_id INTEGER NOT NULL REFERENCES files(id),
+        field INTEGER NOT NULL,
+        tf INTEGER NOT NULL,
+        PRIMARY KEY(term, file_id, field)
+    ) WITHOUT ROWID;
+    CREATE INDEX postings_file ON postings(file_id);
+    CREATE TABLE edges(
+        src_id INTEGER NOT NULL REFERENCES files(id),
+        dst_id INTEGER NOT NULL REFERENCES files(id),
+        kind TEXT NOT NULL,
+        evidence TEXT NOT NULL,
+        PRIMARY KEY(src_id, dst_id, kind, evidence)
+    ) WITHOUT ROWID;
+    CREATE INDEX edges_dst ON edges(dst_id);
+    CREATE TABLE omitted(path TEXT PRIMARY KEY, reason TEXT NOT NULL, size INTEGER);
+    CREATE TABLE runs(
+        id INTEGER PRIMARY KEY,
+        started_ns INTEGER NOT NULL,
+        finished_ns INTEGER,
+        files_written INTEGER,
+        files_removed INTEGER
+    )
+    """,
+)

@@ -1,0 +1,100 @@
+"""Turn one workspace path into a ``FileRecord``: read (guarded), hash, parse, tokenize.
+
+Runs in worker processes; pure apart from the guarded read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+from excerpt.core.settings import Limits
+from excerpt.discover.reader import FileContent, Omission, read_file
+from excerpt.index.extract import Extraction, extract
+from excerpt.index.languages import language_of
+from excerpt.index.records import FileRecord
+from excerpt.index.resolve import is_test_path
+from excerpt.index.tokens import term_counts
+
+__all__ = ["count_lines", "process_paths", "record_from_content"]
+
+_GO_MODULE = re.compile(rb"^module\s+(\S+)", re.MULTILINE)
+_TEXT_CODECS = {
+    "utf-8": "utf-8",
+    "utf-8-sig": "utf-8-sig",
+    "utf-16-le": "utf-16",
+    "utf-16-be": "utf-16",
+}
+
+
+def count_lines(data: bytes) -> int:
+    """Lines as excerpts count them: each ends at ``\\n``; a last line may have none."""
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def _decode(content: FileContent) -> str:
+    codec = _TEXT_CODECS.get(content.encoding)
+    if codec is None:
+        return content.data.decode("latin-1")
+    return content.data.decode(codec, "replace")
+
+
+def _manifest(path: str, data: bytes) -> str | None:
+    name = path.rsplit("/", 1)[-1]
+    if name == "go.mod":
+        match = _GO_MODULE.search(data)
+        return match.group(1).decode("utf-8", "replace") if match else None
+    if name == "package.json":
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            return None
+        value = doc.get("name") if isinstance(doc, dict) else None
+        return value if isinstance(value, str) and value else None
+    return None
+
+
+def record_from_content(content: FileContent) -> FileRecord:
+    """The index record of a file's verified bytes."""
+    path = content.path
+    language = language_of(path)
+    if content.binary:
+        return FileRecord(
+            path=path, size=content.size, mtime_ns=content.mtime_ns, sha256=content.sha256,
+            language=language, encoding=content.encoding, lines=0, status="binary",
+            is_test=is_test_path(path),
+        )  # fmt: skip
+    parsed = content.encoding in ("utf-8", "utf-8-sig")
+    extraction = extract(language, content.data) if parsed else Extraction()
+    fields = (
+        term_counts(path.replace("/", " ").replace(".", " ").replace("-", " ")),
+        term_counts(" ".join(s.name for s in extraction.symbols)),
+        term_counts(_decode(content)),
+    )
+    postings = sorted(
+        (term, field, tf) for field, counts in enumerate(fields) for term, tf in counts.items()
+    )
+    return FileRecord(
+        path=path, size=content.size, mtime_ns=content.mtime_ns, sha256=content.sha256,
+        language=language, encoding=content.encoding, lines=count_lines(content.data),
+        status=None, is_test=is_test_path(path), package=extraction.package,
+        manifest=_manifest(path, content.data), symbols=extraction.symbols,
+        imports=extraction.imports, postings=tuple(postings), field_lengths=_lengths(fields),
+    )  # fmt: skip
+
+
+def _lengths(fields: tuple[Counter[str], ...]) -> tuple[int, int, int]:
+    a, b, c = (sum(f.values()) for f in fields)
+    return a, b, c
+
+
+def process_paths(root: str, paths: list[str], limits: Limits) -> list[FileRecord | Omission]:
+    """Records (or omissions) for ``paths`` under ``root``; the unit of work of a worker."""
+    base = Path(root)
+    out: list[FileRecord | Omission] = []
+    for path in paths:
+        content = read_file(base, path, limits)
+        out.append(content if isinstance(content, Omission) else record_from_content(content))
+    return out

@@ -1,0 +1,1 @@
+"""Records to text: Markdown/plain for people, JSON for machines. Pure, no I/O."""

@@ -1,0 +1,48 @@
+"""Human renderings of reports. Pure."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from excerpt.index.build import IndexReport
+
+__all__ = ["escape_controls", "render_index", "to_json"]
+
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b-\u200f]")
+
+
+def escape_controls(text: str) -> str:
+    """Make C0/C1 controls and bidi/zero-width characters visible for a terminal."""
+    return _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def to_json(obj: Any) -> str:
+    """Stable, human-diffable JSON (sorted keys, two-space indent, trailing newline)."""
+    return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def _counts(counts: dict[str, int]) -> str:
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{k} {v}" for k, v in ordered) or "none"
+
+
+def render_index(report: IndexReport, omitted_paths: list[tuple[str, str]] | None = None) -> str:
+    """The index report as short Markdown."""
+    lines = [
+        f"Indexed {report.files_indexed} of {report.files_discovered} discovered files"
+        f" in {report.seconds:.2f} s ({report.files_read} read, {report.files_removed} removed).",
+        f"- symbols: {report.symbols}; graph edges: {report.edges}",
+        f"- languages: {_counts(report.languages)}",
+        f"- omitted: {_counts(report.omitted)}",
+    ]
+    if report.discovery_truncated:
+        lines.append("- discovery stopped at a limit: some files were not considered")
+    if report.rebuilt:
+        lines.append(f"- the previous cache was discarded and rebuilt: {report.rebuilt}")
+    if omitted_paths:
+        lines.append("")
+        lines.append("Omitted paths:")
+        lines.extend(f"- {escape_controls(path)} ({reason})" for path, reason in omitted_paths)
+    return "\n".join(lines) + "\n"

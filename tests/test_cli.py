@@ -1,0 +1,88 @@
+"""The CLI adapter: exit codes, one-line errors, JSON keys of SPEC §11."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from excerpt.cli import main
+
+INDEX_KEYS = {
+    "files_discovered",
+    "files_indexed",
+    "symbols",
+    "edges",
+    "languages",
+    "omitted",
+    "discovery_truncated",
+    "seconds",
+}
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    code = main(list(argv))
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def test_index_json_has_the_contract_keys(
+    make_repo: Any, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo({"app/main.py": "def run():\n    return 1\n", ".env": "X=1\n"})
+    code, doc = run_json(capsys, "index", "--repo", str(repo), "--json")
+    assert code == 0
+    assert doc.keys() >= INDEX_KEYS
+    assert doc["files_indexed"] == 1
+    assert doc["languages"] == {"python": 1}
+    assert doc["omitted"] == {"sensitive": 1}
+    assert doc["symbols"] == 1
+
+
+def test_missing_repo_is_a_one_line_error_with_exit_3(
+    tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["index", "--repo", str(tmp_path / "nope")])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert err.startswith("Error: ") and err.count("\n") == 1
+
+
+def test_repo_that_is_a_file_is_exit_3(
+    tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "file.txt"
+    target.write_text("x", encoding="utf-8")
+    assert main(["index", "--repo", str(target)]) == 3
+
+
+def test_unknown_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["index", "--bogus"]) == 2
+    assert "Error:" in capsys.readouterr().err
+
+
+def test_json_output_draws_no_progress_bar(make_repo: Any, cache_dir: Path) -> None:
+    repo = make_repo({f"m{i}.py": f"X{i} = {i}\n" for i in range(5)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "excerpt", "index", "--repo", str(repo), "--json"],
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 0
+    assert proc.stderr == b""
+    assert json.loads(proc.stdout)["files_indexed"] == 5
+
+
+def test_second_run_reads_nothing_when_nothing_changed(
+    make_repo: Any, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo({"a.py": "import b\n", "b.py": "def f():\n    pass\n"})
+    _, first = run_json(capsys, "index", "--repo", str(repo), "--json")
+    _, second = run_json(capsys, "index", "--repo", str(repo), "--json")
+    assert first["files_read"] == 2
+    assert second["files_read"] == 0
+    assert first["edges"] == second["edges"] == 1

@@ -80,7 +80,8 @@ def _resolve_target(root: Path, rel: str) -> Path | Omission:
         return Omission(path=rel, reason="not_regular_file")
     if not _contained(root, real):
         return Omission(path=rel, reason="symlink_outside_root")
-    if is_sensitive_path(real.relative_to(root).as_posix()):
+    resolved = real.relative_to(root).as_posix()
+    if resolved != rel and is_sensitive_path(resolved):
         return Omission(path=rel, reason="sensitive")
     return real
 

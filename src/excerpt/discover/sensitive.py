@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 import pathspec
@@ -136,6 +137,27 @@ def sensitive_spec(extra: tuple[str, ...] = ()) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
+@lru_cache(maxsize=8)
+def _matcher(extra: tuple[str, ...]) -> Callable[[str], bool]:
+    """One combined regex per polarity when every exception follows every deny rule (as in
+    the default list, where last-match-wins reduces to "denied and not excepted"); else the
+    general gitignore evaluation."""
+    spec = sensitive_spec(extra)
+    includes = [p.include for p in spec.patterns if p.include is not None]
+    if False in includes and True in includes[includes.index(False) :]:
+        return lambda path: bool(spec.match_file(path))
+    deny = _combined(p for p in spec.patterns if p.include)
+    allow = _combined(p for p in spec.patterns if p.include is False)
+    return lambda path: deny.match(path) is not None and allow.match(path) is None
+
+
+def _combined(patterns: Iterable[pathspec.Pattern]) -> re.Pattern[str]:
+    regexes = [getattr(p, "regex", None) for p in patterns]
+    sources = [r.pattern.replace("(?P<ps_d>", "(?:") for r in regexes if isinstance(r, re.Pattern)]
+    return re.compile("|".join(f"(?:{s})" for s in sources) or r"(?!)")
+
+
+@lru_cache(maxsize=1 << 16)
 def is_sensitive_path(path: str, extra: tuple[str, ...] = ()) -> bool:
     """True when the workspace-relative POSIX ``path`` is on the deny list."""
-    return bool(sensitive_spec(extra).match_file(_normalise(path)))
+    return _matcher(extra)(_normalise(path))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -20,11 +22,11 @@ from typing import Any
 from excerpt.core.settings import Limits, repo_cache_dir
 from excerpt.discover.reader import Omission
 from excerpt.discover.walk import Candidate, Discovery, discover
-from excerpt.errors import NotADirectoryFault
+from excerpt.errors import CacheFault, NotADirectoryFault
 from excerpt.index.process import process_paths
 from excerpt.index.records import FileRecord
 from excerpt.index.resolve import resolve_graph
-from excerpt.index.store import IndexStore, writer_lock
+from excerpt.index.store import IndexStore, is_corruption, writer_lock
 
 __all__ = ["IndexReport", "ProgressFn", "index_repository", "resolve_root"]
 
@@ -107,12 +109,21 @@ def index_repository(
     cache = repo_cache_dir(root, cache_dir)
     cache.mkdir(mode=0o700, parents=True, exist_ok=True)
     with writer_lock(cache):
+        found = discover(root, limits)
         store = IndexStore.open(cache)
         try:
-            found = discover(root, limits)
-            read, removed = _update(store, found, limits, progress, jobs)
+            try:
+                read, removed = _update(store, found, limits, progress, jobs)
+            except Exception as exc:
+                if not is_corruption(exc):
+                    raise
+                store.close()
+                store = IndexStore.rebuild(cache, f"damaged content ({type(exc).__name__})")
+                read, removed = _update(store, found, limits, progress, jobs)
             summary = store.summary()
             omitted_paths = tuple(store.omitted_paths())
+        except sqlite3.Error as exc:
+            raise CacheFault(f"the index database failed: {exc}") from exc
         finally:
             store.close()
     return IndexReport(
@@ -191,7 +202,9 @@ def _process(
         for chunk in _chunks(paths, _CHUNK):
             yield from work(chunk)
         return
-    context = multiprocessing.get_context("spawn")
+    # fork is cheap but unsafe once threads exist (e.g. inside a server); spawn always works
+    single = threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if single else "spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         for results in pool.map(work, _chunks(paths, _CHUNK)):
             yield from results

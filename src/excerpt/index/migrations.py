@@ -11,7 +11,9 @@ __all__ = ["APPLICATION_ID", "MIGRATIONS"]
 APPLICATION_ID = 0x45584350  # "EXCP"
 
 MIGRATIONS: tuple[str, ...] = (
-    # 1: files, symbols, imports, lexical postings, graph edges, omissions, runs
+    # 1: files, symbols, imports, full-text lexicon, graph edges, omissions, runs.
+    # lexicon is contentless; lexicon_docs keeps each file's indexed terms (zlib) so that
+    # exactly those can be deleted when the file changes.
     """
     CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
     INSERT INTO meta(key, value) VALUES ('clean', '1'), ('graph_dirty', '1');
@@ -28,9 +30,7 @@ MIGRATIONS: tuple[str, ...] = (
         is_test INTEGER NOT NULL,
         package TEXT,
         manifest TEXT,
-        len_path INTEGER NOT NULL,
-        len_symbols INTEGER NOT NULL,
-        len_body INTEGER NOT NULL
+        checksum INTEGER NOT NULL
     );
     CREATE TABLE symbols(
         file_id INTEGER NOT NULL REFERENCES files(id),
@@ -50,14 +50,11 @@ MIGRATIONS: tuple[str, ...] = (
         kind TEXT NOT NULL
     );
     CREATE INDEX imports_file ON imports(file_id);
-    CREATE TABLE postings(
-        term TEXT NOT NULL,
-        file_id INTEGER NOT NULL REFERENCES files(id),
-        field INTEGER NOT NULL,
-        tf INTEGER NOT NULL,
-        PRIMARY KEY(term, file_id, field)
-    ) WITHOUT ROWID;
-    CREATE INDEX postings_file ON postings(file_id);
+    CREATE VIRTUAL TABLE lexicon USING fts5(path, symbols, body, content='', tokenize='ascii');
+    CREATE TABLE lexicon_docs(
+        file_id INTEGER PRIMARY KEY REFERENCES files(id),
+        data BLOB NOT NULL
+    );
     CREATE TABLE edges(
         src_id INTEGER NOT NULL REFERENCES files(id),
         dst_id INTEGER NOT NULL REFERENCES files(id),

@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from pathlib import Path
 
 from excerpt.core.settings import Limits
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.index.extract import Extraction, extract
 from excerpt.index.languages import language_of
-from excerpt.index.records import FileRecord
+from excerpt.index.records import FileRecord, pack_lexicon
 from excerpt.index.resolve import is_test_path
-from excerpt.index.tokens import term_counts
+from excerpt.index.tokens import lexicon_text
 
 __all__ = ["count_lines", "process_paths", "record_from_content"]
 
@@ -68,26 +67,18 @@ def record_from_content(content: FileContent) -> FileRecord:
         )  # fmt: skip
     parsed = content.encoding in ("utf-8", "utf-8-sig")
     extraction = extract(language, content.data) if parsed else Extraction()
-    fields = (
-        term_counts(path.replace("/", " ").replace(".", " ").replace("-", " ")),
-        term_counts(" ".join(s.name for s in extraction.symbols)),
-        term_counts(_decode(content)),
-    )
-    postings = sorted(
-        (term, field, tf) for field, counts in enumerate(fields) for term, tf in counts.items()
+    lexicon = (
+        lexicon_text(path.replace("/", " ").replace(".", " ").replace("-", " ")),
+        lexicon_text(" ".join(s.name for s in extraction.symbols)),
+        lexicon_text(_decode(content)),
     )
     return FileRecord(
         path=path, size=content.size, mtime_ns=content.mtime_ns, sha256=content.sha256,
         language=language, encoding=content.encoding, lines=count_lines(content.data),
         status=None, is_test=is_test_path(path), package=extraction.package,
         manifest=_manifest(path, content.data), symbols=extraction.symbols,
-        imports=extraction.imports, postings=tuple(postings), field_lengths=_lengths(fields),
+        imports=extraction.imports, lexicon_blob=pack_lexicon(lexicon),
     )  # fmt: skip
-
-
-def _lengths(fields: tuple[Counter[str], ...]) -> tuple[int, int, int]:
-    a, b, c = (sum(f.values()) for f in fields)
-    return a, b, c
 
 
 def process_paths(root: str, paths: list[str], limits: Limits) -> list[FileRecord | Omission]:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 from excerpt.index.extract import Import, Symbol
 
-__all__ = ["FIELDS", "FileRecord"]
+__all__ = ["LEXICAL_FIELDS", "FileRecord", "pack_lexicon", "unpack_lexicon"]
 
-# Lexical fields, in the order their ids are stored.
-FIELDS = ("path", "symbols", "body")
+# Lexical fields of the full-text index, in column order.
+LEXICAL_FIELDS = ("path", "symbols", "body")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,6 +30,22 @@ class FileRecord:
     manifest: str | None = None
     symbols: tuple[Symbol, ...] = ()
     imports: tuple[Import, ...] = ()
-    # (term, field id, term frequency), sorted
-    postings: tuple[tuple[str, int, int], ...] = ()
-    field_lengths: tuple[int, int, int] = (0, 0, 0)
+    # zlib of the lexical fields joined by NUL; see ``pack_lexicon``
+    lexicon_blob: bytes = b""
+
+    @property
+    def lexicon(self) -> tuple[str, str, str]:
+        """Per lexical field, its terms separated by spaces (repeated by frequency)."""
+        return unpack_lexicon(self.lexicon_blob)
+
+
+def pack_lexicon(fields: tuple[str, str, str]) -> bytes:
+    """The stored form of a file's lexical fields (what is indexed is exactly what is kept)."""
+    return zlib.compress("\0".join(fields).encode("utf-8"), 1)
+
+
+def unpack_lexicon(blob: bytes) -> tuple[str, str, str]:
+    if not blob:
+        return ("", "", "")
+    path, symbols, body = zlib.decompress(blob).decode("utf-8").split("\0")
+    return path, symbols, body

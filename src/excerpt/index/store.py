@@ -16,6 +16,7 @@ import os
 import sqlite3
 import stat
 import time
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -25,12 +26,41 @@ from excerpt.discover.reader import Omission
 from excerpt.errors import CacheBusy, CacheFault
 from excerpt.index.extract import Import
 from excerpt.index.migrations import APPLICATION_ID, MIGRATIONS
-from excerpt.index.records import FileRecord
+from excerpt.index.records import FileRecord, unpack_lexicon
 from excerpt.index.resolve import Edge, FileFacts
 
-__all__ = ["IndexStore", "writer_lock"]
+__all__ = ["CORRUPTION", "CorruptIndex", "IndexStore", "is_corruption", "writer_lock"]
 
 DB_NAME = "index.sqlite3"
+
+
+class CorruptIndex(Exception):
+    """A stored row failed its check: the database content cannot be trusted."""
+
+
+# What reading a damaged database raises; any of these means "rebuild", never "use".
+CORRUPTION: tuple[type[BaseException], ...] = (
+    CorruptIndex,
+    UnicodeDecodeError,
+    zlib.error,
+    json.JSONDecodeError,
+)
+
+
+_OPEN_ERRORS: tuple[type[BaseException], ...] = (sqlite3.DatabaseError, *CORRUPTION)
+
+
+def is_corruption(exc: BaseException) -> bool:
+    if isinstance(exc, sqlite3.DatabaseError):
+        # "disk image is malformed", "file is not a database"; not busy/full/readonly
+        return not isinstance(exc, sqlite3.OperationalError)
+    return isinstance(exc, CORRUPTION)
+
+
+def _row_check(values: Sequence[object]) -> int:
+    return zlib.crc32(repr(tuple(values)).encode("utf-8", "surrogateescape"))
+
+
 _LOCK_WAIT_S = 30.0
 
 
@@ -84,15 +114,17 @@ class IndexStore:
         db = cache_dir / DB_NAME
         problem = _untrusted_file(db)
         if problem is None:
+            conn = None
             try:
                 conn = _connect(db)
                 problem = _verify(conn)
                 if problem is None:
                     _migrate(conn)
                     return cls(conn, None)
+            except _OPEN_ERRORS as exc:
+                problem = f"unreadable database ({type(exc).__name__})"
+            if conn is not None:
                 conn.close()
-            except sqlite3.DatabaseError as exc:
-                problem = f"unreadable database ({exc})"
         _quarantine(cache_dir, db)
         try:
             conn = _connect(db)
@@ -103,6 +135,18 @@ class IndexStore:
 
     def close(self) -> None:
         self.conn.close()
+
+    @classmethod
+    def rebuild(cls, cache_dir: Path, why: str) -> IndexStore:
+        """Move the current database aside and start an empty one.
+
+        Raises:
+            CacheFault: the database cannot be moved or created.
+        """
+        _quarantine(cache_dir, cache_dir / DB_NAME)
+        store = cls.open(cache_dir)
+        store.rebuilt = why
+        return store
 
     # -- runs and meta ---------------------------------------------------------------------
 
@@ -131,9 +175,17 @@ class IndexStore:
     # -- files -----------------------------------------------------------------------------
 
     def file_states(self) -> dict[str, tuple[int, int, str]]:
-        """``{path: (size, mtime_ns, sha256)}`` of every stored file."""
-        rows = self.conn.execute("SELECT path, size, mtime_ns, sha256 FROM files")
-        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+        """``{path: (size, mtime_ns, sha256)}`` of every stored file.
+
+        Raises:
+            CorruptIndex: a row does not match its checksum.
+        """
+        out: dict[str, tuple[int, int, str]] = {}
+        for row in self.conn.execute(f"SELECT {_FILE_COLUMNS}, checksum FROM files"):
+            if _row_check(row[:-1]) != row[-1]:
+                raise CorruptIndex("a file row does not match its checksum")
+            out[row[0]] = (row[1], row[2], row[3])
+        return out
 
     def write_files(self, records: Sequence[FileRecord]) -> None:
         """Insert or replace files with all their derived rows, in one transaction."""
@@ -236,17 +288,23 @@ class IndexStore:
         return {
             "files": sorted(c.execute(
                 "SELECT path, size, mtime_ns, sha256, language, encoding, lines, status, is_test,"
-                " package, manifest, len_path, len_symbols, len_body FROM files"
+                " package, manifest FROM files"
             ).fetchall()),
             "symbols": sorted((paths[r[0]], *r[1:]) for r in c.execute("SELECT * FROM symbols")),
             "imports": sorted((paths[r[0]], *r[1:]) for r in c.execute(
                 "SELECT file_id, module, names, line, kind FROM imports")),
-            "postings": sorted((r[0], paths[r[1]], r[2], r[3]) for r in c.execute(
-                "SELECT term, file_id, field, tf FROM postings")),
+            "lexicon": sorted((paths[r[0]], unpack_lexicon(r[1])) for r in c.execute(
+                "SELECT file_id, data FROM lexicon_docs")),
+            "lexicon_rows": _scalar(c, "SELECT COUNT(*) FROM lexicon"),
             "edges": sorted((paths[r[0]], paths[r[1]], r[2], r[3]) for r in c.execute(
                 "SELECT src_id, dst_id, kind, evidence FROM edges")),
             "omitted": sorted(c.execute("SELECT path, reason, size FROM omitted").fetchall()),
         }  # fmt: skip
+
+
+_FILE_COLUMNS = (
+    "path, size, mtime_ns, sha256, language, encoding, lines, status, is_test, package, manifest"
+)
 
 
 def _scalar(c: sqlite3.Connection, sql: str) -> int:
@@ -257,23 +315,21 @@ def _write_file(c: sqlite3.Connection, rec: FileRecord) -> None:
     row = c.execute("SELECT id FROM files WHERE path = ?", (rec.path,)).fetchone()
     values = (
         rec.size, rec.mtime_ns, rec.sha256, rec.language, rec.encoding, rec.lines, rec.status,
-        int(rec.is_test), rec.package, rec.manifest, *rec.field_lengths,
+        int(rec.is_test), rec.package, rec.manifest,
     )  # fmt: skip
+    checked = (*values, _row_check((rec.path, *values)))
     if row is None:
         file_id = c.execute(
-            "INSERT INTO files(path, size, mtime_ns, sha256, language, encoding, lines, status,"
-            " is_test, package, manifest, len_path, len_symbols, len_body)"
-            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (rec.path, *values),
+            f"INSERT INTO files({_FILE_COLUMNS}, checksum) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+            (rec.path, *checked),
         ).lastrowid
     else:
         file_id = row[0]
         _delete_children(c, [(file_id,)])
         c.execute(
             "UPDATE files SET size=?, mtime_ns=?, sha256=?, language=?, encoding=?, lines=?,"
-            " status=?, is_test=?, package=?, manifest=?, len_path=?, len_symbols=?, len_body=?"
-            " WHERE id = ?",
-            (*values, file_id),
+            " status=?, is_test=?, package=?, manifest=?, checksum=? WHERE id = ?",
+            (*checked, file_id),
         )
     c.executemany(
         "INSERT INTO symbols(file_id, kind, name, qualname, start_line, end_line)"
@@ -284,14 +340,27 @@ def _write_file(c: sqlite3.Connection, rec: FileRecord) -> None:
         "INSERT INTO imports(file_id, module, names, line, kind) VALUES(?,?,?,?,?)",
         [(file_id, i.module, json.dumps(list(i.names)), i.line, i.kind) for i in rec.imports],
     )
-    c.executemany(
-        "INSERT INTO postings(term, file_id, field, tf) VALUES(?,?,?,?)",
-        [(term, file_id, field, tf) for term, field, tf in rec.postings],
-    )
+    if rec.lexicon_blob:
+        c.execute(
+            "INSERT INTO lexicon(rowid, path, symbols, body) VALUES(?,?,?,?)",
+            (file_id, *rec.lexicon),
+        )
+        c.execute(
+            "INSERT INTO lexicon_docs(file_id, data) VALUES(?,?)", (file_id, rec.lexicon_blob)
+        )
 
 
 def _delete_children(c: sqlite3.Connection, ids: list[tuple[int]]) -> None:
-    for table in ("symbols", "imports", "postings"):
+    for (file_id,) in ids:
+        row = c.execute("SELECT data FROM lexicon_docs WHERE file_id = ?", (file_id,)).fetchone()
+        if row is not None:
+            # a contentless FTS5 row is deleted by repeating exactly what was indexed
+            c.execute(
+                "INSERT INTO lexicon(lexicon, rowid, path, symbols, body)"
+                " VALUES('delete', ?, ?, ?, ?)",
+                (file_id, *unpack_lexicon(row[0])),
+            )
+    for table in ("symbols", "imports", "lexicon_docs"):
         c.executemany(f"DELETE FROM {table} WHERE file_id = ?", ids)
     c.executemany("DELETE FROM edges WHERE src_id = ? OR dst_id = ?", [(i, i) for (i,) in ids])
 
@@ -333,7 +402,7 @@ def _verify(conn: sqlite3.Connection) -> str | None:
         return f"unknown schema version {version}"
     clean = conn.execute("SELECT value FROM meta WHERE key = 'clean'").fetchone()
     if clean is None or clean[0] != "1":
-        result = conn.execute("PRAGMA quick_check").fetchone()[0]
+        result = conn.execute("PRAGMA integrity_check").fetchone()[0]
         if result != "ok":
             return "integrity check failed after an interrupted run"
     return None

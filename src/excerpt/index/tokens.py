@@ -12,7 +12,7 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
-__all__ = ["MAX_TERM_CHARS", "fold", "split_identifier", "term_counts", "terms"]
+__all__ = ["MAX_TERM_CHARS", "fold", "lexicon_text", "split_identifier", "term_counts", "terms"]
 
 MAX_TERM_CHARS = 32
 _WORD = re.compile(r"\w+")
@@ -60,3 +60,17 @@ def term_counts(text: str) -> Counter[str]:
         for term in split_identifier(word):
             counts[term] += n
     return counts
+
+
+@lru_cache(maxsize=1 << 17)
+def _joined(word: str) -> str:
+    return "".join(f"{t} " for t in split_identifier(word))
+
+
+def lexicon_text(text: str) -> str:
+    """The terms of ``text`` as one space-separated string for the full-text index.
+
+    Each identifier's terms appear as often as the identifier does, grouped by identifier in
+    order of first occurrence (positions are not meaningful; frequencies are).
+    """
+    return "".join(_joined(word) * n for word, n in Counter(_WORD.findall(text)).items())

@@ -1,0 +1,225 @@
+"""The cache survives SIGKILL at any moment, corruption, foreign versions and a second writer."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import git_commit_all, write_tree
+from excerpt.core.settings import repo_cache_dir
+from excerpt.errors import CacheBusy
+from excerpt.index.build import index_repository
+from excerpt.index.store import DB_NAME, IndexStore, writer_lock
+
+
+def _module(i: int) -> str:
+    dep = f"from pkg.m{(i * 7) % 997} import C{(i * 7) % 997}\n" if i else ""
+    body = "".join(
+        f"    def method_{k}(self, user_id: int) -> int:\n        return user_id + {k}\n\n"
+        for k in range(12)
+    )
+    return f'{dep}\n\nclass C{i}:\n    """Order service {i}."""\n\n{body}'
+
+
+@pytest.fixture(scope="module")
+def big_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("big") / "repo"
+    files: dict[str, str] = {"pkg/__init__.py": ""}
+    files.update({f"pkg/m{i}.py": _module(i) for i in range(1200)})
+    files.update(
+        {f"tests/test_m{i}.py": f"from pkg.m{i} import C{i}\n" for i in range(0, 1200, 10)}
+    )
+    write_tree(root, files)
+    git_commit_all(root)
+    return root
+
+
+def _run_index(repo: Path, cache: Path, *, capture: bool = True) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "EXCERPT_CACHE_DIR": str(cache)}
+    out = subprocess.PIPE if capture else subprocess.DEVNULL
+    return subprocess.Popen(
+        [sys.executable, "-m", "excerpt", "index", "--repo", str(repo), "--json"],
+        env=env,
+        stdout=out,
+        stderr=out,
+        start_new_session=True,
+    )
+
+
+def _snapshot(repo: Path, cache: Path) -> dict[str, Any]:
+    store = IndexStore.open(repo_cache_dir(repo.resolve(), cache))
+    try:
+        return store.snapshot()
+    finally:
+        store.close()
+
+
+def _integrity(repo: Path, cache: Path) -> str:
+    conn = sqlite3.connect(repo_cache_dir(repo.resolve(), cache) / DB_NAME)
+    try:
+        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def clean(big_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], float]:
+    cache = tmp_path_factory.mktemp("clean-cache")
+    started = time.monotonic()
+    proc = _run_index(big_repo, cache)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return _snapshot(big_repo, cache), time.monotonic() - started
+
+
+@pytest.mark.timeout(600)
+def test_sigkill_during_cold_index_leaves_a_cache_the_next_run_completes(
+    big_repo: Path, clean: tuple[dict[str, Any], float], tmp_path: Path
+) -> None:
+    expected, duration = clean
+    rng = random.Random(20261130)
+    interrupted = 0
+    for trial in range(12):
+        cache = tmp_path / f"cache{trial}"
+        proc = _run_index(big_repo, cache, capture=False)
+        time.sleep(rng.uniform(0.05, duration * 0.9))
+        if proc.poll() is None:
+            interrupted += 1
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        rerun = _run_index(big_repo, cache)
+        out, err = rerun.communicate(timeout=120)
+        assert rerun.returncode == 0, err.decode()
+        assert json.loads(out)["files_indexed"] == len(expected["files"])
+        assert _integrity(big_repo, cache) == "ok"
+        assert _snapshot(big_repo, cache) == expected, f"trial {trial}"
+    assert interrupted >= 8, f"only {interrupted} of 12 kills landed during a run"
+
+
+def _corrupt_truncate(db: Path, rng: random.Random) -> None:
+    size = db.stat().st_size
+    with db.open("r+b") as fh:
+        fh.truncate(rng.randrange(1, size))
+
+
+def _corrupt_flip(db: Path, rng: random.Random) -> None:
+    data = bytearray(db.read_bytes())
+    for _ in range(64):
+        data[rng.randrange(len(data))] ^= 0xFF
+    db.write_bytes(bytes(data))
+
+
+def _corrupt_version(db: Path, rng: random.Random) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 999")
+    conn.close()
+
+
+def _corrupt_garbage(db: Path, rng: random.Random) -> None:
+    db.write_bytes(rng.randbytes(8192))
+
+
+def _corrupt_symlink(db: Path, rng: random.Random) -> None:
+    db.unlink()
+    db.symlink_to("/dev/null")
+
+
+def _corrupt_foreign(db: Path, rng: random.Random) -> None:
+    db.unlink()
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE files(x)")
+    conn.commit()
+    conn.close()
+
+
+CORRUPTIONS = {
+    "truncate": _corrupt_truncate,
+    "flip-bytes": _corrupt_flip,
+    "unknown-version": _corrupt_version,
+    "garbage": _corrupt_garbage,
+    "symlink": _corrupt_symlink,
+    "foreign-db": _corrupt_foreign,
+}
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
+def test_a_corrupt_cache_is_detected_and_rebuilt_never_trusted(
+    make_repo: Any, tmp_path: Path, kind: str, seed: int
+) -> None:
+    repo = make_repo(
+        {f"src/mod{i}.py": f"import os\n\ndef f{i}():\n    return {i}\n" for i in range(30)}
+    )
+    cache = tmp_path / "cache"
+    index_repository(repo, cache_dir=cache)
+    expected = _snapshot(repo, cache)
+    db = repo_cache_dir(repo.resolve(), cache) / DB_NAME
+    # mark the last run unclean, as a crash would, so the integrity check runs on open
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE meta SET value = '0' WHERE key = 'clean'")
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    CORRUPTIONS[kind](db, random.Random(seed))
+    report = index_repository(repo, cache_dir=cache)
+    assert report.files_indexed == 30
+    assert _snapshot(repo, cache) == expected
+    if kind in ("unknown-version", "garbage", "symlink", "foreign-db"):
+        assert report.rebuilt is not None
+    assert not db.is_symlink()
+
+
+def test_a_second_writer_waits_then_reports_busy(make_repo: Any, tmp_path: Path) -> None:
+    repo = make_repo({"a.py": "x = 1\n"})
+    cache = repo_cache_dir(repo.resolve(), tmp_path / "cache")
+    cache.mkdir(parents=True)
+    with writer_lock(cache), pytest.raises(CacheBusy), writer_lock(cache, wait_s=0.2):
+        pass
+
+
+def test_a_waiting_writer_proceeds_when_the_lock_is_released(
+    make_repo: Any, tmp_path: Path
+) -> None:
+    repo = make_repo({"a.py": "x = 1\n"})
+    base = tmp_path / "cache"
+    cache = repo_cache_dir(repo.resolve(), base)
+    cache.mkdir(parents=True)
+    holder_ready = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with writer_lock(cache):
+            holder_ready.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    holder_ready.wait(5)
+    threading.Timer(0.3, release.set).start()
+    report = index_repository(repo, cache_dir=base)
+    thread.join()
+    assert report.files_indexed == 1
+
+
+def test_the_cache_lives_outside_the_repository_with_private_permissions(
+    make_repo: Any, tmp_path: Path
+) -> None:
+    repo = make_repo({"a.py": "x = 1\n"})
+    report = index_repository(repo, cache_dir=tmp_path / "cache")
+    assert report.cache_dir is not None
+    assert not report.cache_dir.is_relative_to(repo)
+    assert report.cache_dir.stat().st_mode & 0o777 == 0o700
+    assert (report.cache_dir / DB_NAME).stat().st_mode & 0o077 == 0

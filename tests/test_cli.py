@@ -86,3 +86,35 @@ def test_second_run_reads_nothing_when_nothing_changed(
     assert first["files_read"] == 2
     assert second["files_read"] == 0
     assert first["edges"] == second["edges"] == 1
+
+
+def test_a_terminal_gets_a_progress_bar_on_stderr(make_repo: Any, cache_dir: Path) -> None:
+    import os
+    import pty
+
+    repo = make_repo({f"m{i}.py": f"X{i} = {i}\n" for i in range(5)})
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "excerpt", "index", "--repo", str(repo)],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            check=False,
+            timeout=60,
+        )
+        os.close(slave)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(master)
+    assert proc.returncode == 0
+    assert b"indexing [" in drawn and b"5/5" in drawn
+    assert b"indexing" not in proc.stdout
+    assert proc.stdout.startswith(b"Indexed 5 of 5")

@@ -10,6 +10,7 @@ the one that was checked, so a swap between check and open is refused. Size come
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -72,13 +73,55 @@ def _contained(root: Path, target: Path) -> bool:
     return target == root or target.is_relative_to(root)
 
 
+class _SymlinkOnPath(Exception):
+    """A component of the path is a symlink: resolve it before opening."""
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_beneath(
+    root: Path, parts: list[str], rel: str, limits: Limits
+) -> tuple[int, os.stat_result] | Omission:
+    """Open ``root/parts`` holding each directory by descriptor, never following a link.
+
+    Each directory is opened relative to its parent's descriptor with ``O_NOFOLLOW``, so a
+    directory swapped for a symlink after a check cannot redirect the open. The file itself
+    is ``lstat``-ed (type and size) before it is opened, and the descriptor must be that inode.
+
+    Raises:
+        _SymlinkOnPath: a component is a symlink (the caller resolves and checks it).
+    """
+    dir_fd = os.open(root, _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            try:
+                next_fd = os.open(part, _DIR_FLAGS, dir_fd=dir_fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _SymlinkOnPath from None
+                raise
+            os.close(dir_fd)
+            dir_fd = next_fd
+        checked = os.stat(parts[-1], dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISLNK(checked.st_mode):
+            raise _SymlinkOnPath
+        if not stat.S_ISREG(checked.st_mode):
+            return Omission(path=rel, reason="not_regular_file")
+        if checked.st_size > limits.max_file_bytes:
+            return Omission(path=rel, reason="too_large", size=checked.st_size)
+        return os.open(parts[-1], _OPEN_FLAGS, dir_fd=dir_fd), checked
+    finally:
+        os.close(dir_fd)
+
+
 def _resolve_target(root: Path, rel: str) -> Path | Omission:
     """The real path a workspace path names, or why it may not be opened."""
     try:
         real = (root / rel).resolve(strict=True)
     except (OSError, RuntimeError):  # dangling link, loop (RuntimeError before 3.13), EACCES
         return Omission(path=rel, reason="not_regular_file")
-    if not _contained(root, real):
+    if not _contained(root, real) or real == root:
         return Omission(path=rel, reason="symlink_outside_root")
     resolved = real.relative_to(root).as_posix()
     if resolved != rel and is_sensitive_path(resolved):
@@ -86,28 +129,41 @@ def _resolve_target(root: Path, rel: str) -> Path | Omission:
     return real
 
 
+def _parts(rel: str) -> list[str] | None:
+    """The components of a plain relative path; None when ``.``/``..``/empty ones need the
+    kernel's resolution (and its containment check) first."""
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return None
+    return parts
+
+
 def read_file(root: Path, rel: str, limits: Limits) -> FileContent | Omission:
     """Read workspace file ``rel`` (POSIX, relative to the resolved ``root``) if it is safe.
 
     Never raises for anything the filesystem does; every refusal is an ``Omission``.
     """
+    if not rel or "\0" in rel or rel.startswith("/"):
+        return Omission(path=rel, reason="not_regular_file")
     if is_sensitive_path(rel):
         return Omission(path=rel, reason="sensitive")
-    target = _resolve_target(root, rel)
-    if isinstance(target, Omission):
-        return target
+    parts = _parts(rel)
     try:
-        checked = os.stat(target, follow_symlinks=False)
-    except OSError:
+        try:
+            if parts is None:
+                raise _SymlinkOnPath
+            opened = _open_beneath(root, parts, rel, limits)
+        except _SymlinkOnPath:
+            target = _resolve_target(root, rel)
+            if isinstance(target, Omission):
+                return target
+            # the resolved path has no links; if one appears now, the open refuses it
+            opened = _open_beneath(root, list(target.relative_to(root).parts), rel, limits)
+    except (OSError, _SymlinkOnPath):
         return Omission(path=rel, reason="not_regular_file")
-    if not stat.S_ISREG(checked.st_mode):
-        return Omission(path=rel, reason="not_regular_file")
-    if checked.st_size > limits.max_file_bytes:
-        return Omission(path=rel, reason="too_large", size=checked.st_size)
-    try:
-        fd = os.open(target, _OPEN_FLAGS)
-    except OSError:
-        return Omission(path=rel, reason="not_regular_file")
+    if isinstance(opened, Omission):
+        return opened
+    fd, checked = opened
     try:
         return _read_checked(fd, rel, checked, limits)
     except OSError:

@@ -97,7 +97,7 @@ def _classify(
         if path in seen or _skipped_dir(path.split("/")[:-1], tracked):
             continue
         seen.add(path)
-        verdict = _candidate(root, path)
+        verdict = _candidate(root, path, limits)
         if isinstance(verdict, Omission):
             omitted.append(verdict)
             continue
@@ -118,7 +118,7 @@ def _classify(
     )
 
 
-def _candidate(root: Path, path: str) -> Candidate | Omission | None:
+def _candidate(root: Path, path: str, limits: Limits) -> Candidate | Omission | None:
     if display_path(path) != path:
         return Omission(path=display_path(path), reason="not_utf8")
     if is_sensitive_path(path):
@@ -131,6 +131,9 @@ def _candidate(root: Path, path: str) -> Candidate | Omission | None:
     if not is_link and not stat.S_ISREG(st.st_mode):
         # submodule checkouts are directories; FIFOs, sockets and devices are never opened
         return None if stat.S_ISDIR(st.st_mode) else Omission(path=path, reason="not_regular_file")
+    if not is_link and st.st_size > limits.max_file_bytes:
+        # never read, so it must not spend the total-bytes budget of files that will be
+        return Omission(path=path, reason="too_large", size=st.st_size)
     return Candidate(
         path=path, size=0 if is_link else st.st_size, mtime_ns=st.st_mtime_ns, is_link=is_link
     )

@@ -193,6 +193,17 @@ def _chunks(items: Sequence[str], size: int) -> Iterator[list[str]]:
         yield list(items[i : i + size])
 
 
+def _watch_parent(parent: int) -> None:
+    """In a worker: exit as soon as the parent is gone, so no orphan outlives a killed run."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="excerpt-parent-watch").start()
+
+
 def _process(
     root: Path, paths: list[str], limits: Limits, jobs: int | None
 ) -> Iterator[FileRecord | Omission]:
@@ -202,9 +213,14 @@ def _process(
         for chunk in _chunks(paths, _CHUNK):
             yield from work(chunk)
         return
-    # fork is cheap but unsafe once threads exist (e.g. inside a server); spawn always works
-    single = threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if single else "spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    # spawn, not fork: a forked worker would inherit the writer lock and database descriptors
+    # and, orphaned by a killed parent, keep the lock held
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=_watch_parent,
+        initargs=(os.getpid(),),
+    ) as pool:
         for results in pool.map(work, _chunks(paths, _CHUNK)):
             yield from results

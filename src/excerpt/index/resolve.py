@@ -65,13 +65,23 @@ def is_test_path(path: str) -> bool:
     return False
 
 
-def _test_subject(path: str) -> str:
-    """The source stem a test file's name points at (``test_views.py`` → ``views``)."""
+_TEST_AFFIX = re.compile(r"^test_|_test$|^Test(?=[A-Z])|(?<=[a-z0-9])(Tests?|IT)$|_spec$")
+
+
+def _test_subject(path: str) -> str | None:
+    """The source stem a test file's name points at (``test_views.py`` → ``views``).
+
+    None when the name carries no test affix (a helper or fixture inside a test directory),
+    except for Rust integration tests, which are named after what they test.
+    """
     name = path.rsplit("/", 1)[-1]
-    stem = name.split(".", 1)[0]
-    for pattern in (r"^test_", r"_test$", r"^Test(?=[A-Z])", r"(Tests?|IT)$", r"_spec$"):
-        stem = re.sub(pattern, "", stem)
-    return stem.lower()
+    stem, _, rest = name.partition(".")
+    if rest.startswith(("test.", "spec.")):
+        return stem.lower()
+    subject = _TEST_AFFIX.sub("", stem)
+    if subject == stem and not name.endswith(".rs"):
+        return None
+    return subject.lower() or None
 
 
 @dataclass
@@ -315,13 +325,29 @@ def _test_edges(by_path: Mapping[str, FileFacts], imports: set[Edge]) -> set[Edg
         for e in imports
         if e.src in tests and e.dst not in tests
     }
-    for test in tests:
-        key = (_family(by_path[test].language), _test_subject(test))
-        candidates = sources.get(key, [])
-        if candidates:
-            best = max(candidates, key=lambda c: (_shared_dirs(test, c), c))
+    for test in sorted(tests):
+        subject = _test_subject(test)
+        candidates = sources.get((_family(by_path[test].language), subject or ""), [])
+        best = _closest(test, candidates)
+        if best is not None:
             out.add(Edge(test, best, "tests", "name"))
     return out
+
+
+def _closest(test: str, candidates: list[str]) -> str | None:
+    """The candidate whose directories look most like the test's; None when ambiguous."""
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    words = set(re.split(r"[/_.-]+", test.rsplit("/", 1)[0].lower())) - _TEST_DIRS - {""}
+    scored = sorted(
+        ((_shared_dirs(test, c) + _dir_overlap(words, c), c) for c in candidates), reverse=True
+    )
+    (best_score, best), (second_score, _) = scored[0], scored[1]
+    return best if best_score > second_score else None
+
+
+def _dir_overlap(words: set[str], path: str) -> int:
+    return len(words & set(re.split(r"[/_.-]+", path.rsplit("/", 1)[0].lower())))
 
 
 def _shared_dirs(a: str, b: str) -> int:

@@ -1,0 +1,70 @@
+"""The layout shows the architecture: imports point down the pipeline, the API is curated."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import excerpt
+
+SRC = Path(excerpt.__file__).parent
+
+# Each package may import only from the packages listed (plus itself and excerpt.errors).
+ALLOWED = {
+    "core": set(),
+    "discover": {"core"},
+    "index": {"core", "discover"},
+    "render": {"core", "discover", "index"},
+    "cli": {"core", "discover", "index", "render"},
+}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name == "excerpt" or name.startswith("excerpt.")}
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_imports_point_down_the_pipeline(package: str) -> None:
+    allowed = {package, "errors"} | ALLOWED[package]
+    for path in sorted((SRC / package).rglob("*.py")):
+        for module in _imports(path):
+            parts = module.split(".")
+            if package == "cli" and module == "excerpt":
+                continue  # the version string
+            assert len(parts) > 1 and parts[1] in allowed, f"{path.name} imports {module}"
+
+
+def test_public_api_is_sorted_and_every_name_exists() -> None:
+    names = list(excerpt.__all__)
+    assert names == sorted(names)
+    for name in names:
+        assert hasattr(excerpt, name), name
+
+
+def test_every_error_class_carries_an_exit_code() -> None:
+    errors = [
+        getattr(excerpt, n) for n in excerpt.__all__ if n.endswith(("Error", "Fault", "Busy"))
+    ]
+    assert errors
+    for cls in errors:
+        assert issubclass(cls, excerpt.ExcerptError)
+        assert cls.exit_code in (1, 2, 3)
+
+
+def test_library_code_never_prints() -> None:
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        calls = [
+            n for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print"
+        ]  # fmt: skip
+        assert not calls, path

@@ -1,0 +1,220 @@
+"""excerpt never writes inside the repository and never runs what the repository names.
+
+RELIABILITY B6 #42-43: a byte-and-metadata audit of the whole work tree including ``.git``
+around every way of running ``excerpt index``, with a negative control showing that a plain
+``git status`` is caught by the same audit; and a repository whose ``.git/config``, attributes
+and hooks point at scripts that leave marker files, none of which may appear.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import GIT_ENV, git, git_commit_all, tree_snapshot, write_tree
+from excerpt.cli import main
+
+pytestmark = pytest.mark.timeout(30)
+
+Snapshot = tuple[dict[str, tuple[int, int, str]], dict[str, tuple[Any, ...]]]
+
+
+def full_snapshot(root: Path) -> Snapshot:
+    """File bytes and mtimes (``tree_snapshot``), plus every entry's type, mode, mtime, ctime.
+
+    ``ctime`` cannot be set from user space, so even a write whose mtime was put back shows.
+    Directories are included, so a file created and removed again still shows (dir mtime).
+    """
+    entries: dict[str, tuple[Any, ...]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in [".", *dirnames, *filenames]:
+            path = Path(dirpath) / name
+            st = path.lstat()
+            link = os.readlink(path) if stat.S_ISLNK(st.st_mode) else None
+            key = str(path.relative_to(root))
+            entries[key] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, link)
+    return tree_snapshot(root), entries
+
+
+def plain_git_env() -> dict[str, str]:
+    """The test's own git environment: no global config, no lock or pager overrides."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "PAGER"}
+    return {**env, **GIT_ENV}
+
+
+def build_repo(tmp_path: Path) -> Path:
+    """A committed repo with a modified tracked file, a touched one, and an untracked one."""
+    repo = write_tree(
+        tmp_path / "repo",
+        {
+            "src/app.py": "from src.util import helper\n\ndef app():\n    return helper()\n",
+            "src/util.py": "def helper():\n    return 1\n",
+            "touched.py": "TOUCHED = 1\n",
+            "README.md": "# fixture\n",
+        },
+    )
+    git_commit_all(repo)
+    (repo / "src/util.py").write_text("def helper():\n    return 2  # edited\n", encoding="utf-8")
+    # Same bytes, newer mtime: its stat data in .git/index is stale, so a plain
+    # `git status` rehashes it and refreshes (rewrites) .git/index.
+    later = (repo / ".git/index").stat().st_mtime_ns + 5_000_000_000
+    os.utime(repo / "touched.py", ns=(later, later))
+    write_tree(repo, {"notes/untracked.py": "UNTRACKED = 1\n"})
+    return repo
+
+
+def run_module(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "excerpt", *argv],
+        cwd=cwd,
+        capture_output=True,
+        check=False,
+        timeout=25,
+    )
+
+
+def run_every_index_entry_point(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``excerpt index`` twice in-process (cold, then warm), text and ``--stats``, and as a
+    ``python -m excerpt`` subprocess, once with ``--repo`` and once from inside the repo."""
+    for _ in range(2):
+        assert main(["index", "--repo", str(repo), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["files_indexed"] >= 4
+    assert main(["index", "--repo", str(repo), "--stats"]) == 0
+    assert main(["index", "--repo", str(repo), "--json", "--stats"]) == 0
+    capsys.readouterr()
+    proc = run_module("index", "--repo", str(repo), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["files_indexed"] >= 4
+    proc = run_module("index", "--json", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+
+
+# -- write audit (B6 #43) ------------------------------------------------------------------------
+
+
+def test_excerpt_index_through_the_cli_and_the_module_never_writes_inside_the_repo(
+    tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = build_repo(tmp_path)
+    before = full_snapshot(repo)
+    assert ".git/index" in before[0]
+    run_every_index_entry_point(repo, capsys)
+    assert full_snapshot(repo) == before
+    # the work went somewhere: the cache, outside the repository
+    assert any(cache_dir.rglob("index.sqlite3"))
+    assert not cache_dir.resolve().is_relative_to(repo.resolve())
+
+
+def test_a_plain_git_status_in_the_same_situation_is_caught_by_the_audit(tmp_path: Path) -> None:
+    repo = build_repo(tmp_path)
+    before = full_snapshot(repo)
+    subprocess.run(
+        ["git", "status", "--porcelain"],
+        cwd=repo,
+        env=plain_git_env(),
+        capture_output=True,
+        check=True,
+    )
+    after = full_snapshot(repo)
+    if after == before:
+        pytest.skip("this git version's `git status` did not refresh .git/index here")
+    assert after[0][".git/index"] != before[0][".git/index"]
+
+
+# -- hostile repository configuration (B6 #42) ---------------------------------------------------
+
+CONFIG_SCRIPTS = {
+    "core.fsmonitor": "exit 0",
+    "core.pager": "exec cat",
+    "diff.external": "exit 0",
+    "diff.x.textconv": 'exec cat "$1"',
+    "filter.x.clean": "exec cat",
+    "filter.x.smudge": "exec cat",
+}
+HOOKS = (
+    "post-checkout",
+    "pre-commit",
+    "post-index-change",
+    "fsmonitor-watchman",
+    "reference-transaction",
+)
+ALL_MARKERS = {*CONFIG_SCRIPTS, *(f"hook.{h}" for h in HOOKS)}
+
+
+def _script(path: Path, marker: Path, tail: str) -> Path:
+    path.write_text(f"#!/bin/sh\ntouch {shlex.quote(str(marker))}\n{tail}\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def build_hostile_repo(tmp_path: Path) -> tuple[Path, Path]:
+    """``build_repo`` plus config, attributes and hooks that each touch a marker when run.
+
+    Set up after the fixture's own commit, so the fixture's git calls trigger none of them.
+    Markers land in a directory of their own, outside the repository.
+    """
+    repo = build_repo(tmp_path)
+    markers = tmp_path / "markers"
+    scripts = tmp_path / "scripts"
+    markers.mkdir()
+    scripts.mkdir()
+    for key, tail in CONFIG_SCRIPTS.items():
+        script = _script(scripts / key, markers / key, tail)
+        git(repo, "config", key, str(script))
+    for hook in HOOKS:
+        _script(repo / ".git/hooks" / hook, markers / f"hook.{hook}", "exit 0")
+    (repo / ".gitattributes").write_text("* diff=x filter=x\n", encoding="utf-8")
+    assert not any(markers.iterdir())  # setting it up ran nothing
+    return repo, markers
+
+
+def test_hostile_git_config_attributes_and_hooks_never_run_during_index(
+    tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, markers = build_hostile_repo(tmp_path)
+    before = full_snapshot(repo)
+    run_every_index_entry_point(repo, capsys)
+    assert sorted(p.name for p in markers.iterdir()) == []
+    assert full_snapshot(repo) == before
+
+
+def test_the_hostile_scripts_do_run_under_plain_git(tmp_path: Path) -> None:
+    """Control: the same setup does execute under ordinary git, so the test above can fail."""
+    repo, markers = build_hostile_repo(tmp_path)
+    env = plain_git_env()
+
+    def run(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=False)
+
+    run("status")  # core.fsmonitor, filter.x.clean, post-index-change
+    run("diff")  # diff.external
+    run("diff", "--no-ext-diff")  # diff.x.textconv
+    run("-c", f"core.fsmonitor={repo / '.git/hooks/fsmonitor-watchman'}", "status")
+    run("commit", "-q", "-a", "-m", "control")  # pre-commit, reference-transaction
+    run("checkout", "-q", "-b", "other")  # post-checkout
+    run("checkout", "-q", "-f", "main", "--", "touched.py")  # filter.x.smudge
+    primary, secondary = os.openpty()  # the pager only starts when stdout is a terminal
+    try:
+        subprocess.run(
+            ["git", "log", "-1"],
+            cwd=repo,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=secondary,
+            stderr=secondary,
+            check=False,
+            timeout=20,
+        )
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert {p.name for p in markers.iterdir()} == ALL_MARKERS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import tree_sitter as ts
@@ -58,9 +59,12 @@ def extract(language: str, data: bytes) -> Extraction:
     g = grammar(language)
     tree = ts.Parser(g.language).parse(data)
     root = tree.root_node
-    symbols = _symbols(language, g.tags, root)
-    imports, package = _imports(language, g.imports, root)
-    return Extraction(symbols=symbols, imports=imports, package=package)
+    definitions: list[dict[str, list[ts.Node]]] = []
+    others: list[dict[str, list[ts.Node]]] = []
+    for _, captures in ts.QueryCursor(g.query, match_limit=_MATCH_LIMIT).matches(root):
+        (definitions if "name" in captures else others).append(captures)
+    imports, package = _imports(language, others)
+    return Extraction(symbols=_symbols(language, definitions), imports=imports, package=package)
 
 
 def _text(node: ts.Node | None) -> str:
@@ -86,12 +90,11 @@ class _Def:
     name: str
 
 
-def _symbols(language: str, query: ts.Query, root: ts.Node) -> tuple[Symbol, ...]:
-    cursor = ts.QueryCursor(query, match_limit=_MATCH_LIMIT)
+def _symbols(language: str, matches: list[dict[str, list[ts.Node]]]) -> tuple[Symbol, ...]:
     defs: dict[tuple[int, int], _Def] = {}
-    for _, captures in cursor.matches(root):
-        names = captures.get("name")
-        if not names:
+    for captures in matches:
+        names = captures["name"]
+        if names[0].is_missing or not _text(names[0]):  # a placeholder from error recovery
             continue
         for cap, nodes in captures.items():
             if not cap.startswith("definition."):
@@ -117,9 +120,12 @@ def _outer(node: ts.Node) -> ts.Node:
 
 
 def _container_name(language: str, node: ts.Node) -> str | None:
-    """Name an enclosing non-definition node lends to the definitions inside it."""
+    """Name an enclosing non-definition node lends to the definitions inside it: a Rust
+    ``impl`` lends its bare type name (``impl<T> a::Stack<T>`` → ``Stack``)."""
     if language == "rust" and node.type == "impl_item":
-        return _text(node.child_by_field_name("type")) or None
+        text = re.sub(r"<.*", "", _text(node.child_by_field_name("type")), flags=re.DOTALL)
+        words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
+        return words[-1] if words else None
     return None
 
 
@@ -138,42 +144,45 @@ def _receiver(node: ts.Node) -> str | None:
 
 def _qualify(language: str, defs: list[_Def]) -> list[Symbol]:
     out: list[Symbol] = []
-    stack: list[tuple[int, str, str]] = []  # (end_byte, qualname, kind)
+    stack: list[tuple[int, int, str, str]] = []  # (start_byte, end_byte, qualname, kind)
     for d in defs:
-        while stack and stack[-1][0] <= d.node.start_byte:
+        while stack and stack[-1][1] <= d.node.start_byte:
             stack.pop()
-        prefix = stack[-1][1] if stack else _impl_prefix(language, d.node)
+        prefix = stack[-1][2] if stack else ""
+        container = _container(language, d.node)
+        if container is not None and (not stack or container[1] > stack[-1][0]):
+            prefix = f"{prefix}.{container[0]}" if prefix else container[0]
         if language == "go" and d.kind == "method":
             prefix = _receiver(d.node) or prefix
         kind = d.kind
-        if kind == "function" and stack and stack[-1][2] in ("class", "interface"):
+        if kind == "function" and stack and stack[-1][3] in ("class", "interface"):
             kind = "method"
         qualname = f"{prefix}.{d.name}" if prefix else d.name
         start, end = _line_span(d.outer)
         out.append(
             Symbol(kind=kind, name=d.name, qualname=qualname, start_line=start, end_line=end)
         )
-        stack.append((d.node.end_byte, qualname, kind))
+        stack.append((d.node.start_byte, d.node.end_byte, qualname, kind))
     return out
 
 
-def _impl_prefix(language: str, node: ts.Node) -> str:
+def _container(language: str, node: ts.Node) -> tuple[str, int] | None:
+    """The nearest enclosing container's name and start byte (see ``_container_name``)."""
     parent = node.parent
     while parent is not None:
         name = _container_name(language, parent)
         if name:
-            return name
+            return name, parent.start_byte
         parent = parent.parent
-    return ""
+    return None
 
 
 def _imports(
-    language: str, query: ts.Query, root: ts.Node
+    language: str, matches: list[dict[str, list[ts.Node]]]
 ) -> tuple[tuple[Import, ...], str | None]:
-    cursor = ts.QueryCursor(query, match_limit=_MATCH_LIMIT)
     out: list[Import] = []
     package: str | None = None
-    for _, captures in cursor.matches(root):
+    for captures in matches:
         for cap, nodes in captures.items():
             node = nodes[0]
             line = node.start_point.row + 1

@@ -75,12 +75,15 @@ _IMPORTS["tsx"] = _IMPORTS["typescript"]
 
 @dataclass(frozen=True, slots=True)
 class Grammar:
-    """A loaded grammar with its definition (tags) and import queries."""
+    """A loaded grammar with one query for definitions (tags) and imports together.
+
+    One query, because a query cursor's cost is a walk over the whole tree whatever the
+    patterns: two queries walk it twice.
+    """
 
     name: str
     language: ts.Language
-    tags: ts.Query
-    imports: ts.Query
+    query: ts.Query
 
 
 def _modules(name: str) -> tuple[object, list[ModuleType]]:
@@ -154,6 +157,5 @@ def grammar(name: str) -> Grammar:
     return Grammar(
         name=name,
         language=language,
-        tags=ts.Query(language, tags_source),
-        imports=ts.Query(language, _IMPORTS[name]),
+        query=ts.Query(language, tags_source + "\n" + _IMPORTS[name]),
     )

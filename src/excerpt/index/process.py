@@ -20,6 +20,9 @@ from excerpt.index.tokens import lexicon_text
 __all__ = ["count_lines", "process_paths", "record_from_content"]
 
 _GO_MODULE = re.compile(rb"^module\s+(\S+)", re.MULTILINE)
+_CARGO_NAME = re.compile(
+    rb"^\[package\][^\[]*?^\s*name\s*=\s*[\"']([^\"']+)", re.MULTILINE | re.DOTALL
+)
 _TEXT_CODECS = {
     "utf-8": "utf-8",
     "utf-8-sig": "utf-8-sig",
@@ -42,8 +45,8 @@ def _decode(content: FileContent) -> str:
 
 def _manifest(path: str, data: bytes) -> str | None:
     name = path.rsplit("/", 1)[-1]
-    if name == "go.mod":
-        match = _GO_MODULE.search(data)
+    if name in ("go.mod", "Cargo.toml"):
+        match = (_GO_MODULE if name == "go.mod" else _CARGO_NAME).search(data)
         return match.group(1).decode("utf-8", "replace") if match else None
     if name == "package.json":
         try:

@@ -96,6 +96,7 @@ class _Tables:
     cargo_dirs: set[str] = field(default_factory=set)
     rust_modules: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
     init_dirs: set[str] = field(default_factory=set)
+    rust_crates: dict[str, str] = field(default_factory=dict)  # crate name -> Cargo.toml dir
     py_suffixes: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
 
 
@@ -123,6 +124,8 @@ def _tables(files: Iterable[FileFacts]) -> _Tables:
             t.js_packages[facts.manifest] = directory
         elif name == "Cargo.toml":
             t.cargo_dirs.add(directory)
+            if facts.manifest:
+                t.rust_crates[facts.manifest.replace("-", "_")] = directory
     for path, facts in by_path.items():
         if facts.language == "rust":
             crate = _crate_of(path, t.cargo_dirs)
@@ -167,8 +170,9 @@ def _resolve_python(t: _Tables, src: str, imp: Import) -> list[str]:
             if hit and len(hit) == 1:
                 found += hit
                 break
-    if not found and parts:  # script-style sibling import
-        sibling = posixpath.join(posixpath.dirname(src), parts[0] + ".py")
+    here = posixpath.dirname(src)
+    if not found and parts and here not in t.init_dirs:  # a script next to its module
+        sibling = posixpath.join(here, parts[0] + ".py")
         if sibling in t.by_path:
             found.append(sibling)
     return found
@@ -230,6 +234,12 @@ def _rust_module_path(path: str, crate: str) -> tuple[str, ...]:
 
 def _resolve_rust(t: _Tables, src: str, imp: Import) -> list[str]:
     crate = _crate_of(src, t.cargo_dirs)
+    named = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)::", imp.module)
+    if imp.kind != "mod" and named and named.group(1) in t.rust_crates:
+        # ``use shop::x`` from an integration test or a sibling crate of the workspace
+        rest = imp.module[named.end() :]
+        own = Import(module=f"crate::{rest}", names=imp.names, line=imp.line)
+        return _resolve_rust_use(t, t.rust_crates[named.group(1)], (), own)
     if crate is None:
         if imp.kind == "mod":  # loose files: mod x; next to the declaring file
             here = posixpath.dirname(src)
@@ -241,6 +251,10 @@ def _resolve_rust(t: _Tables, src: str, imp: Import) -> list[str]:
     current = _rust_module_path(src, crate)
     if imp.kind == "mod":
         return _rust_lookup(t, crate, (*current, imp.module))
+    return _resolve_rust_use(t, crate, current, imp)
+
+
+def _resolve_rust_use(t: _Tables, crate: str, current: tuple[str, ...], imp: Import) -> list[str]:
     text = re.sub(r"\s+", "", imp.module)
     head, _, group = text.partition("::{")
     parts = [p for p in head.split("::") if p]
@@ -264,7 +278,9 @@ def _resolve_rust(t: _Tables, src: str, imp: Import) -> list[str]:
 
 
 def _rust_lookup(t: _Tables, crate: str, path: tuple[str, ...]) -> list[str]:
-    for k in range(len(path), 0, -1):
+    """The file of the longest module prefix of ``path``; the crate root (``lib.rs``) holds
+    items named directly under ``crate::``."""
+    for k in range(len(path), -1, -1):
         hit = t.rust_modules.get((crate, path[:k]))
         if hit:
             return [hit]
@@ -273,7 +289,14 @@ def _rust_lookup(t: _Tables, crate: str, path: tuple[str, ...]) -> list[str]:
 
 def _resolve_java(t: _Tables, src: str, imp: Import) -> list[str]:
     if imp.names == ("*",):
-        return [p for p in t.java_packages.get(imp.module, []) if p != src]
+        in_package = [
+            p
+            for p in t.java_packages.get(imp.module, [])
+            if p != src and (is_test_path(src) or not is_test_path(p))
+        ]
+        if in_package:
+            return in_package
+        # otherwise ``import static a.b.Class.*``: the class itself
     parts = imp.module.split(".")
     for k in range(len(parts), 1, -1):  # static imports name a member after the class
         hit = t.java_classes.get(".".join(parts[:k]))

@@ -38,6 +38,8 @@ def fold(piece: str) -> str:
 @lru_cache(maxsize=1 << 17)
 def split_identifier(word: str) -> tuple[str, ...]:
     """Folded terms of one identifier: its pieces, plus the joined form when it has several."""
+    if word.isalpha() and (word.islower() or word.istitle()):  # a plain word: one piece
+        return (fold(word),) if 1 < len(word) <= MAX_TERM_CHARS else ()
     pieces = [p for part in word.split("_") for p in _CAMEL.split(part) if p]
     folded = [fold(p) for p in pieces if len(p) > 1 or p.isdigit()]
     folded = [p for p in folded if len(p) <= MAX_TERM_CHARS and not (p.isdigit() and len(p) > 6)]

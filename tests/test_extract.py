@@ -1,0 +1,561 @@
+"""Definitions and imports per language, with exact kinds, qualified names and line spans."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+import pytest
+
+from excerpt.index.extract import Extraction, extract
+from excerpt.index.languages import PARSED_LANGUAGES, language_of
+from excerpt.index.tokens import split_identifier, terms
+
+SymbolRow = tuple[str, str, str, int, int]  # kind, name, qualname, start_line, end_line
+ImportRow = tuple[str, tuple[str, ...], int, str]  # module, names, line, kind
+
+
+def src(text: str) -> bytes:
+    """A fixture source: dedented, first newline dropped, so line 1 is the first real line."""
+    return dedent(text).lstrip("\n").encode("utf-8")
+
+
+def symbol_rows(ex: Extraction) -> list[SymbolRow]:
+    return [(s.kind, s.name, s.qualname, s.start_line, s.end_line) for s in ex.symbols]
+
+
+def import_rows(ex: Extraction) -> list[ImportRow]:
+    return [(i.module, i.names, i.line, i.kind) for i in ex.imports]
+
+
+PYTHON = src(
+    '''
+    """Repository access."""
+    import a.b as c
+    from ..x import y
+
+    MAX_RETRIES = 3
+
+
+    class Repo:
+        """Stored things."""
+
+        def load(self, key):
+            def normalise(k):
+                return k.strip()
+
+            return normalise(key)
+
+
+    @functools.cache
+    @trace("repo")
+    def connect(url):
+        return url
+    '''
+)
+
+JAVASCRIPT = src(
+    """
+    import { format } from './u';
+    const registry = require('./r');
+    export * from '../a';
+
+    class Widget {
+      render(props) {
+        return format(props);
+      }
+    }
+
+    function mount(node) {
+      return import('./lazy');
+    }
+
+    const double = (n) => n * 2;
+    """
+)
+
+TYPESCRIPT = src(
+    """
+    import fs = require('./y');
+    import type { Config } from './config';
+
+    export interface Shape {
+      area(): number;
+    }
+
+    export class Circle implements Shape {
+      constructor(private readonly r: number) {}
+
+      area(): number {
+        return Math.PI * this.r ** 2;
+      }
+    }
+
+    export function unit(): Circle {
+      return new Circle(1);
+    }
+    """
+)
+
+TSX = src(
+    """
+    import React from 'react';
+    import { Button } from './button';
+
+    type Props = { title: string };
+
+    export function Page({ title }: Props) {
+      return (
+        <main>
+          <Button label={title} />
+        </main>
+      );
+    }
+
+    export const Badge = () => <span>new</span>;
+    """
+)
+
+GO = src(
+    """
+    package orders
+
+    import (
+    \t"fmt"
+    \t"strings"
+
+    \t"example.com/shop/internal/money"
+    )
+
+    type Order struct {
+    \tID    int
+    \tItems []string
+    }
+
+    func (o *Order) Describe() string {
+    \treturn fmt.Sprintf("%d: %s", o.ID, strings.Join(o.Items, ","))
+    }
+
+    func New(id int) *Order {
+    \treturn &Order{ID: id}
+    }
+    """
+)
+
+RUST = src(
+    """
+    use crate::a::{B, C};
+    use std::fmt;
+    mod util;
+
+    pub struct Invoice {
+        cents: i64,
+    }
+
+    impl Invoice {
+        pub fn new(cents: i64) -> Self {
+            Invoice { cents }
+        }
+
+        pub fn total(&self) -> i64 {
+            self.cents
+        }
+    }
+
+    pub trait Priced {
+        fn price(&self) -> i64;
+    }
+
+    impl Priced for Invoice {
+        fn price(&self) -> i64 {
+            self.cents
+        }
+    }
+
+    pub fn format_cents(c: i64) -> String {
+        format!("{}", c)
+    }
+
+    mod money {
+        pub struct Cents(pub i64);
+    }
+    """
+)
+
+JAVA = src(
+    """
+    package com.shop.orders;
+
+    import com.y.Foo;
+    import java.util.*;
+    import static org.junit.Assert.assertEquals;
+
+    public class OrderService {
+        private final Foo foo = new Foo();
+
+        public int count(List<String> ids) {
+            return ids.size();
+        }
+
+        static final class Line {
+            int quantity() {
+                return 1;
+            }
+        }
+    }
+
+    interface Repository {
+        Object find(String id);
+    }
+    """
+)
+
+CASES = [
+    pytest.param(
+        "python",
+        PYTHON,
+        [
+            ("constant", "MAX_RETRIES", "MAX_RETRIES", 5, 5),
+            ("class", "Repo", "Repo", 8, 15),
+            ("method", "load", "Repo.load", 11, 15),
+            ("function", "normalise", "Repo.load.normalise", 12, 13),
+            ("function", "connect", "connect", 18, 21),  # the decorators' lines included
+        ],
+        [("a.b", (), 2, "import"), ("..x", ("y",), 3, "import")],
+        None,
+        id="python",
+    ),
+    pytest.param(
+        "javascript",
+        JAVASCRIPT,
+        [
+            ("class", "Widget", "Widget", 5, 9),
+            ("method", "render", "Widget.render", 6, 8),
+            ("function", "mount", "mount", 11, 13),
+            ("function", "double", "double", 15, 15),
+        ],
+        [
+            ("./u", (), 1, "import"),
+            ("./r", (), 2, "import"),
+            ("../a", (), 3, "import"),
+            ("./lazy", (), 12, "import"),
+        ],
+        None,
+        id="javascript",
+    ),
+    pytest.param(
+        "typescript",
+        TYPESCRIPT,
+        [
+            ("interface", "Shape", "Shape", 4, 6),
+            ("method", "area", "Shape.area", 5, 5),
+            ("class", "Circle", "Circle", 8, 14),
+            ("method", "area", "Circle.area", 11, 13),
+            ("function", "unit", "unit", 16, 18),
+        ],
+        [("./y", (), 1, "import"), ("./config", (), 2, "import")],
+        None,
+        id="typescript",
+    ),
+    pytest.param(
+        "tsx",
+        TSX,
+        [
+            ("function", "Page", "Page", 6, 12),
+            ("function", "Badge", "Badge", 14, 14),
+        ],
+        [("react", (), 1, "import"), ("./button", (), 2, "import")],
+        None,
+        id="tsx",
+    ),
+    pytest.param(
+        "go",
+        GO,
+        [
+            ("type", "Order", "Order", 10, 13),
+            ("method", "Describe", "Order.Describe", 15, 17),
+            ("function", "New", "New", 19, 21),
+        ],
+        [
+            ("fmt", (), 4, "import"),
+            ("strings", (), 5, "import"),
+            ("example.com/shop/internal/money", (), 7, "import"),
+        ],
+        None,
+        id="go",
+    ),
+    pytest.param(
+        "rust",
+        RUST,
+        [
+            ("module", "util", "util", 3, 3),
+            ("class", "Invoice", "Invoice", 5, 7),
+            ("method", "new", "Invoice.new", 10, 12),
+            ("method", "total", "Invoice.total", 14, 16),
+            ("interface", "Priced", "Priced", 19, 21),
+            ("method", "price", "Invoice.price", 24, 26),  # impl Trait for Type: the type
+            ("function", "format_cents", "format_cents", 29, 31),
+            ("module", "money", "money", 33, 35),
+            ("class", "Cents", "money.Cents", 34, 34),
+        ],
+        [
+            ("crate::a::{B, C}", (), 1, "import"),
+            ("std::fmt", (), 2, "import"),
+            ("util", (), 3, "mod"),
+        ],
+        None,
+        id="rust",
+    ),
+    pytest.param(
+        "java",
+        JAVA,
+        [
+            ("class", "OrderService", "OrderService", 7, 19),
+            ("method", "count", "OrderService.count", 10, 12),
+            ("class", "Line", "OrderService.Line", 14, 18),
+            ("method", "quantity", "OrderService.Line.quantity", 15, 17),
+            ("interface", "Repository", "Repository", 21, 23),
+            ("method", "find", "Repository.find", 22, 22),
+        ],
+        [
+            ("com.y.Foo", (), 3, "import"),
+            ("java.util", ("*",), 4, "import"),
+            ("org.junit.Assert.assertEquals", (), 5, "import"),
+        ],
+        "com.shop.orders",
+        id="java",
+    ),
+]
+
+
+def test_every_parsed_language_has_a_case() -> None:
+    assert {p.values[0] for p in CASES} == set(PARSED_LANGUAGES)
+
+
+@pytest.mark.parametrize(("language", "source", "symbols", "imports", "package"), CASES)
+def test_definitions_have_kind_qualname_and_exact_span(
+    language: str,
+    source: bytes,
+    symbols: list[SymbolRow],
+    imports: list[ImportRow],
+    package: str | None,
+) -> None:
+    assert symbol_rows(extract(language, source)) == symbols
+
+
+@pytest.mark.parametrize(("language", "source", "symbols", "imports", "package"), CASES)
+def test_imports_as_written_with_their_lines(
+    language: str,
+    source: bytes,
+    symbols: list[SymbolRow],
+    imports: list[ImportRow],
+    package: str | None,
+) -> None:
+    ex = extract(language, source)
+    assert import_rows(ex) == imports
+    assert ex.package == package
+
+
+@pytest.mark.parametrize(("language", "source", "symbols", "imports", "package"), CASES)
+def test_spans_cover_the_definition_text(
+    language: str,
+    source: bytes,
+    symbols: list[SymbolRow],
+    imports: list[ImportRow],
+    package: str | None,
+) -> None:
+    lines = source.decode("utf-8").split("\n")
+    for sym in extract(language, source).symbols:
+        body = "\n".join(lines[sym.start_line - 1 : sym.end_line])
+        assert sym.name in body, sym
+
+
+def test_crlf_line_endings_give_the_same_spans() -> None:
+    crlf = PYTHON.replace(b"\n", b"\r\n")
+    assert symbol_rows(extract("python", crlf)) == symbol_rows(extract("python", PYTHON))
+    assert import_rows(extract("python", crlf)) == import_rows(extract("python", PYTHON))
+
+
+def test_python_decorated_class_and_method_start_at_their_decorators() -> None:
+    source = src(
+        """
+        @dataclass
+        class Point:
+            x: int = 0
+
+            @property
+            def norm(self):
+                return abs(self.x)
+        """
+    )
+    assert symbol_rows(extract("python", source)) == [
+        ("class", "Point", "Point", 1, 7),
+        ("method", "norm", "Point.norm", 5, 7),
+    ]
+
+
+def test_python_import_forms() -> None:
+    source = src(
+        """
+        import os, json as j
+        from . import sibling
+        from .pkg.mod import (A, B as BB)
+        from .star import *
+        """
+    )
+    assert import_rows(extract("python", source)) == [
+        ("json", (), 1, "import"),
+        ("os", (), 1, "import"),
+        (".", ("sibling",), 2, "import"),
+        (".pkg.mod", ("A", "B"), 3, "import"),
+        (".star", (), 4, "import"),
+    ]
+
+
+def test_javascript_reexports_and_type_imports() -> None:
+    source = src(
+        """
+        export { a } from "./re";
+        export * as ns from "./ns";
+        import type { T } from "./t";
+        """
+    )
+    assert import_rows(extract("typescript", source)) == [
+        ("./re", (), 1, "import"),
+        ("./ns", (), 2, "import"),
+        ("./t", (), 3, "import"),
+    ]
+
+
+def test_require_of_a_non_literal_is_not_an_import() -> None:
+    source = b"const name = './x';\nconst m = require(name);\nconst k = notRequire('./y');\n"
+    assert extract("javascript", source).imports == ()
+
+
+def test_go_generic_receiver_is_qualified_by_the_bare_type() -> None:
+    source = src(
+        """
+        package stack
+
+        func (s *Stack[T]) Push(v T) {}
+        func (Stack[T]) Len() int { return 0 }
+        """
+    )
+    assert symbol_rows(extract("go", source)) == [
+        ("method", "Push", "Stack.Push", 3, 3),
+        ("method", "Len", "Stack.Len", 4, 4),
+    ]
+
+
+def test_go_single_aliased_and_raw_string_imports() -> None:
+    source = b'package x\nimport `fmt`\nimport f "os"\nimport _ "embed"\n'
+    assert import_rows(extract("go", source)) == [
+        ("fmt", (), 2, "import"),
+        ("os", (), 3, "import"),
+        ("embed", (), 4, "import"),
+    ]
+
+
+def test_rust_trait_default_method_is_qualified_by_the_trait() -> None:
+    source = b"trait Greet {\n    fn hi(&self) {}\n}\n"
+    assert symbol_rows(extract("rust", source)) == [
+        ("interface", "Greet", "Greet", 1, 3),
+        ("method", "hi", "Greet.hi", 2, 2),
+    ]
+
+
+def test_rust_impl_inside_a_module_qualifies_methods_by_type() -> None:
+    source = src(
+        """
+        mod shapes {
+            pub struct Square;
+            impl Square {
+                pub fn side(&self) -> u32 { 1 }
+            }
+        }
+        """
+    )
+    qualnames = [s.qualname for s in extract("rust", source).symbols]
+    assert qualnames == ["shapes", "shapes.Square", "shapes.Square.side"]
+
+
+def test_rust_generic_impl_qualifies_methods_by_the_bare_type() -> None:
+    source = b"impl<T: Clone> Stack<T> {\n    fn push(&mut self, x: T) {}\n}\n"
+    assert [s.qualname for s in extract("rust", source).symbols] == ["Stack.push"]
+
+
+def test_recovered_definitions_without_a_name_are_dropped() -> None:
+    symbols = extract("python", b':"x').symbols
+    assert all(s.name for s in symbols), symbols
+
+
+@pytest.mark.parametrize("language", ["ruby", "c", "other", "markdown"])
+def test_unparsed_languages_give_nothing(language: str) -> None:
+    assert extract(language, b"def f\nend\nclass A; end\n") == Extraction()
+
+
+@pytest.mark.parametrize("language", PARSED_LANGUAGES)
+def test_empty_input_gives_nothing(language: str) -> None:
+    assert extract(language, b"") == Extraction()
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("src/a.py", "python"),
+        ("stubs/a.pyi", "python"),
+        ("web/app.mjs", "javascript"),
+        ("web/App.JSX", "javascript"),
+        ("web/page.ts", "typescript"),
+        ("web/page.tsx", "tsx"),
+        ("cmd/main.go", "go"),
+        ("src/lib.rs", "rust"),
+        ("A.java", "java"),
+        ("go.mod", "gomod"),
+        ("Makefile", "make"),
+        (".bashrc", "other"),
+        ("README", "other"),
+    ],
+)
+def test_language_of_path(path: str, language: str) -> None:
+    assert language_of(path) == language
+
+
+# -- tokens ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("getUserName", ("get", "user", "name", "getusername")),
+        ("get_user_name", ("get", "user", "name", "getusername")),
+        ("GetUserNames", ("get", "user", "name", "getusername")),
+        ("HTTPServerError", ("http", "server", "error", "httpservererror")),
+        ("users", ("user",)),
+        ("categories", ("category",)),
+        ("boxes", ("box",)),
+        ("classes", ("class",)),
+        ("status", ("status",)),
+        ("café", ("cafe",)),
+        ("Café", ("cafe",)),
+        ("x", ()),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_split_identifier(word: str, expected: tuple[str, ...]) -> None:
+    assert split_identifier(word) == expected
+
+
+def test_terms_split_every_word_in_order_with_repeats() -> None:
+    assert terms("getUserName(users) -> café users") == [
+        "get",
+        "user",
+        "name",
+        "getusername",
+        "user",
+        "cafe",
+        "user",
+    ]
+
+
+def test_terms_fold_documents_and_queries_alike() -> None:
+    assert set(terms("get_user_names")) == set(terms("getUserName"))

@@ -37,6 +37,24 @@ def read_and_hash(root: Path) -> tuple[int, int, float]:
     return files, total, time.perf_counter() - started
 
 
+def parse_only(root: Path) -> float:
+    """Floor: tree-sitter parsing alone of every file excerpt parses (one core, no queries)."""
+    import tree_sitter
+
+    from excerpt.index.languages import PARSED_LANGUAGES, grammar, language_of
+
+    started = time.perf_counter()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            language = language_of(name)
+            path = os.path.join(dirpath, name)
+            if language in PARSED_LANGUAGES and os.path.isfile(path):
+                with open(path, "rb") as fh:
+                    tree_sitter.Parser(grammar(language).language).parse(fh.read())
+    return time.perf_counter() - started
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repo", type=Path)
@@ -45,6 +63,7 @@ def main() -> int:
     raw = [read_and_hash(args.repo) for _ in range(args.runs)]
     files, total, _ = raw[0]
     raw_s = statistics.median(r[2] for r in raw)
+    parse_s = statistics.median(parse_only(args.repo) for _ in range(args.runs))
     cold, cold_one, warm = [], [], []
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory() as cache:
@@ -59,6 +78,7 @@ def main() -> int:
     print(f"indexed: {report.files_indexed} files, {report.symbols} symbols, {report.edges} edges")
     print(f"{'measure':<34}{'seconds':>10}{'x raw':>9}")
     print(f"{'baseline: read+hash every file':<34}{raw_s:>10.3f}{1:>9.1f}")
+    print(f"{'floor: tree-sitter parse, 1 core':<34}{parse_s:>10.3f}{parse_s / raw_s:>9.1f}")
     print(f"{'excerpt cold index, 1 process':<34}{one_s:>10.3f}{one_s / raw_s:>9.1f}")
     print(f"{'excerpt cold index, all cores':<34}{cold_s:>10.3f}{cold_s / raw_s:>9.1f}")
     print(f"{'excerpt no-change refresh':<34}{warm_s:>10.3f}{warm_s / raw_s:>9.1f}")

@@ -118,3 +118,36 @@ def test_a_terminal_gets_a_progress_bar_on_stderr(make_repo: Any, cache_dir: Pat
     assert b"indexing [" in drawn and b"5/5" in drawn
     assert b"indexing" not in proc.stdout
     assert proc.stdout.startswith(b"Indexed 5 of 5")
+
+
+def test_a_subdirectory_of_a_git_repository_indexes_only_its_files_with_relative_paths(
+    make_repo: Any, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(
+        {"svc/api/handler.py": "import util\n", "svc/api/util.py": "X = 1\n", "top.py": ""}
+    )
+    code, doc = run_json(capsys, "index", "--repo", str(repo / "svc"), "--json", "--stats")
+    assert code == 0
+    assert doc["files_indexed"] == 2
+    from excerpt.core.settings import repo_cache_dir
+    from excerpt.index.store import IndexStore
+
+    store = IndexStore.open(repo_cache_dir((repo / "svc").resolve(), cache_dir))
+    try:
+        paths = sorted(p for (p,) in store.conn.execute("SELECT path FROM files"))
+    finally:
+        store.close()
+    assert paths == ["api/handler.py", "api/util.py"]
+
+
+def test_without_git_on_path_discovery_falls_back_to_gitignore_rules(
+    make_repo: Any,
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    repo = make_repo({"a.py": "", "b.log": "", ".gitignore": "*.log\n"})
+    monkeypatch.setenv("PATH", "/nonexistent")
+    code, doc = run_json(capsys, "index", "--repo", str(repo), "--json")
+    assert code == 0
+    assert doc["files_indexed"] == 2  # a.py and .gitignore; b.log ignored

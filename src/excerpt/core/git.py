@@ -9,6 +9,7 @@ redirect it.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -82,6 +83,8 @@ def work_tree_top(directory: Path) -> Path | None:
     Raises:
         GitFault: git refuses the repository (e.g. ``safe.directory`` ownership check).
     """
+    if shutil.which("git") is None:  # no git: discovery falls back to .gitignore rules
+        return None
     proc = run_git(directory, "rev-parse", "--show-toplevel", check=False)
     if proc.returncode == 0:
         top = proc.stdout.decode("utf-8", "surrogateescape").strip()

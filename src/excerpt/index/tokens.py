@@ -7,14 +7,25 @@ queries, so both sides fold identically. Pure.
 
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from functools import lru_cache
 
-__all__ = ["MAX_TERM_CHARS", "fold", "lexicon_text", "split_identifier", "term_counts", "terms"]
+__all__ = [
+    "MAX_TERM_CHARS",
+    "TF_CAP",
+    "fold",
+    "lexicon_text",
+    "split_identifier",
+    "term_counts",
+    "terms",
+]
 
 MAX_TERM_CHARS = 32
+TF_CAP = 8
 _WORD = re.compile(r"\w+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])")
 
@@ -64,9 +75,20 @@ def term_counts(text: str) -> Counter[str]:
     return counts
 
 
-@lru_cache(maxsize=1 << 17)
-def _joined(word: str) -> str:
-    return "".join(f"{t} " for t in split_identifier(word))
+_JOINED: dict[str, str] = {}  # identifier -> its terms, space-terminated (bounded below)
+_JOINED_LIMIT = 1 << 18
+
+
+def _joined_terms(words: Iterable[str]) -> list[str]:
+    cache = _JOINED
+    out = list(map(cache.get, words))
+    if None in out:
+        if len(cache) > _JOINED_LIMIT:
+            cache.clear()
+        for i, (word, hit) in enumerate(zip(words, out, strict=True)):
+            if hit is None:
+                out[i] = cache[word] = "".join(f"{t} " for t in split_identifier(word))
+    return out  # type: ignore[return-value]  # no None is left
 
 
 def lexicon_text(text: str) -> str:
@@ -75,4 +97,9 @@ def lexicon_text(text: str) -> str:
     Each identifier's terms appear as often as the identifier does, grouped by identifier in
     order of first occurrence (positions are not meaningful; frequencies are).
     """
-    return "".join(_joined(word) * n for word, n in Counter(_WORD.findall(text)).items())
+    counts = Counter(_WORD.findall(text))
+    # map() keeps the per-identifier loop in C: this runs over every file's every identifier.
+    # Frequencies are capped: BM25's term-frequency curve is nearly flat past a few
+    # occurrences, and repeating "self" 400 times would only cost index time and space.
+    capped = [n if n < TF_CAP else TF_CAP for n in counts.values()]
+    return "".join(map(operator.mul, _joined_terms(counts.keys()), capped))

@@ -618,3 +618,12 @@ def test_a_main_code_wildcard_import_does_not_reach_into_test_classes() -> None:
         ("src/main/java/a/App.java", "src/main/java/b/Lib.java", "imports", "import"),
         ("src/test/java/b/LibTest.java", "src/main/java/b/Lib.java", "tests", "name"),
     }
+
+
+def test_a_helper_in_a_test_directory_is_not_named_after_a_dotfile() -> None:
+    facts = [
+        FileFacts(path="test/specs/utils/kindOf.js", language="javascript"),
+        FileFacts(path=".eslintrc.cjs", language="javascript"),
+        FileFacts(path="lib/kindOf.js", language="javascript"),
+    ]
+    assert _edges(facts) == set()

@@ -350,7 +350,9 @@ def _test_edges(by_path: Mapping[str, FileFacts], imports: set[Edge]) -> set[Edg
     }
     for test in sorted(tests):
         subject = _test_subject(test)
-        candidates = sources.get((_family(by_path[test].language), subject or ""), [])
+        if subject is None:
+            continue
+        candidates = sources.get((_family(by_path[test].language), subject), [])
         best = _closest(test, candidates)
         if best is not None:
             out.add(Edge(test, best, "tests", "name"))

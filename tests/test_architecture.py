@@ -16,8 +16,10 @@ ALLOWED = {
     "core": set(),
     "discover": {"core"},
     "index": {"core", "discover"},
-    "render": {"core", "discover", "index"},
-    "cli": {"core", "discover", "index", "render"},
+    "rank": {"core", "index"},
+    "pack": {"core", "discover", "index", "rank"},
+    "render": {"core", "discover", "index", "rank", "pack"},
+    "cli": {"core", "discover", "index", "rank", "pack", "render"},
 }
 
 

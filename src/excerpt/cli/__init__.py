@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from excerpt import __version__
-from excerpt.cli import index_cmd
+from excerpt.cli import get_cmd, graph_cmd, index_cmd, pack_cmd
 from excerpt.errors import ExcerptError
 
 __all__ = ["main"]
@@ -31,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"excerpt {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     index_cmd.register(sub)
+    pack_cmd.register(sub)
+    get_cmd.register(sub)
+    graph_cmd.register(sub)
     return parser
 
 

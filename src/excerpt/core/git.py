@@ -15,7 +15,15 @@ from pathlib import Path
 
 from excerpt.errors import GitFault
 
-__all__ = ["SAFE_CONFIG", "git_env", "ls_files", "run_git", "work_tree_top"]
+__all__ = [
+    "SAFE_CONFIG",
+    "git_env",
+    "head_blobs",
+    "ls_files",
+    "run_git",
+    "staged_paths",
+    "work_tree_top",
+]
 
 SAFE_CONFIG: tuple[str, ...] = (
     "-c", "core.fsmonitor=false",
@@ -111,3 +119,36 @@ def _ls(directory: Path, *selection: str) -> list[str]:
     proc = run_git(directory, "ls-files", "-z", *selection, "--", ".")
     names = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
     return sorted({name for name in names if name})
+
+
+def head_blobs(directory: Path) -> dict[str, str] | None:
+    """``{path: blob id}`` of ``HEAD`` under ``directory`` (relative paths); None when there is
+    no commit yet. Reads objects only: no work-tree file is read and no filter runs.
+
+    Raises:
+        GitFault: git failed for another reason.
+    """
+    if run_git(directory, "rev-parse", "--verify", "-q", "HEAD", check=False).returncode != 0:
+        return None
+    proc = run_git(directory, "ls-tree", "-r", "-z", "HEAD", "--", ".")
+    out: dict[str, str] = {}
+    for entry in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        meta, _, path = entry.partition("\t")
+        fields = meta.split()
+        if len(fields) == 3 and fields[1] == "blob":
+            out[path] = fields[2]
+    return out
+
+
+def staged_paths(directory: Path) -> list[str]:
+    """Paths whose staged content differs from ``HEAD`` (index against tree: no work-tree
+    reads, so no clean filter runs), relative to ``directory``.
+
+    Raises:
+        GitFault: git failed.
+    """
+    proc = run_git(
+        directory, "diff-index", "--cached", "--name-only", "-z", "--relative",
+        "--no-renames", "--no-ext-diff", "--no-textconv", "HEAD", "--", ".",
+    )  # fmt: skip
+    return sorted({p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p})

@@ -145,11 +145,12 @@ def _walk(root: Path, limits: Limits) -> list[str]:
     stack: list[tuple[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]]] = [("", ())]
     while stack:
         rel_dir, specs = stack.pop()
-        specs = _with_gitignore(root, rel_dir, specs, limits)
         try:
             entries = sorted(os.scandir(root / rel_dir), key=lambda e: e.name)
         except OSError:
             continue
+        if any(e.name == ".gitignore" for e in entries):
+            specs = _with_gitignore(root, rel_dir, specs, limits)
         for entry in entries:
             rel = f"{rel_dir}{entry.name}"
             try:

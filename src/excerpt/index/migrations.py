@@ -72,4 +72,17 @@ MIGRATIONS: tuple[str, ...] = (
         files_removed INTEGER
     )
     """,
+    # 2: git blob ids (to tell changed files from git without running git on the work tree)
+    # and what packs handed out (to say where a stale excerpt moved). Existing rows are
+    # re-read on the next run (mtime reset) so that every row gets its blob id.
+    """
+    ALTER TABLE files ADD COLUMN git_blob TEXT;
+    UPDATE files SET mtime_ns = -1;
+    CREATE TABLE handles(
+        handle TEXT PRIMARY KEY,
+        excerpt_sha256 TEXT NOT NULL,
+        lines INTEGER NOT NULL,
+        first_line_sha256 TEXT NOT NULL
+    )
+    """,
 )

@@ -5,10 +5,12 @@ Runs in worker processes; pure apart from the guarded read.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
 
+from excerpt.core.secrets import secret_lines
 from excerpt.core.settings import Limits
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.index.extract import Extraction, extract
@@ -17,7 +19,7 @@ from excerpt.index.records import FileRecord, pack_lexicon
 from excerpt.index.resolve import is_test_path
 from excerpt.index.tokens import lexicon_text
 
-__all__ = ["count_lines", "process_paths", "record_from_content"]
+__all__ = ["count_lines", "git_blob_id", "process_paths", "record_from_content"]
 
 _GO_MODULE = re.compile(rb"^module\s+(\S+)", re.MULTILINE)
 _CARGO_NAME = re.compile(
@@ -29,6 +31,11 @@ _TEXT_CODECS = {
     "utf-16-le": "utf-16",
     "utf-16-be": "utf-16",
 }
+
+
+def git_blob_id(data: bytes) -> str:
+    """The object id git gives these bytes (SHA-1 of ``blob <size>\\0`` + data)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def count_lines(data: bytes) -> int:
@@ -58,6 +65,19 @@ def _manifest(path: str, data: bytes) -> str | None:
     return None
 
 
+def _without_secrets(text: str) -> str:
+    """``text`` with every line the secret detector flags blanked: the index never holds
+    a secret, not even as terms."""
+    findings = secret_lines(text)
+    if not findings:
+        return text
+    lines = text.split("\n")
+    for finding in findings:
+        for number in range(finding.start_line, finding.end_line + 1):
+            lines[number - 1] = ""
+    return "\n".join(lines)
+
+
 def record_from_content(content: FileContent) -> FileRecord:
     """The index record of a file's verified bytes."""
     path = content.path
@@ -66,19 +86,20 @@ def record_from_content(content: FileContent) -> FileRecord:
         return FileRecord(
             path=path, size=content.size, mtime_ns=content.mtime_ns, sha256=content.sha256,
             language=language, encoding=content.encoding, lines=0, status="binary",
-            is_test=is_test_path(path),
+            is_test=is_test_path(path), git_blob=git_blob_id(content.data),
         )  # fmt: skip
     parsed = content.encoding in ("utf-8", "utf-8-sig")
     extraction = extract(language, content.data) if parsed else Extraction()
     lexicon = (
         lexicon_text(path.replace("/", " ").replace(".", " ").replace("-", " ")),
         lexicon_text(" ".join(s.name for s in extraction.symbols)),
-        lexicon_text(_decode(content)),
+        lexicon_text(_without_secrets(_decode(content))),
     )
     return FileRecord(
         path=path, size=content.size, mtime_ns=content.mtime_ns, sha256=content.sha256,
         language=language, encoding=content.encoding, lines=count_lines(content.data),
-        status=None, is_test=is_test_path(path), package=extraction.package,
+        status=None, is_test=is_test_path(path), git_blob=git_blob_id(content.data),
+        package=extraction.package,
         manifest=_manifest(path, content.data), symbols=extraction.symbols,
         imports=extraction.imports, lexicon_blob=pack_lexicon(lexicon),
     )  # fmt: skip

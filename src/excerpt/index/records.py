@@ -26,6 +26,7 @@ class FileRecord:
     lines: int
     status: str | None  # None: indexed; else an omission reason ("binary")
     is_test: bool
+    git_blob: str = ""  # git's object id of these bytes ("blob <n>\0" + data, SHA-1)
     package: str | None = None
     manifest: str | None = None
     symbols: tuple[Symbol, ...] = ()

@@ -281,6 +281,27 @@ class IndexStore:
         )
         return [(str(p), str(r)) for p, r in rows]
 
+    def remember_handles(self, rows: Iterable[tuple[str, str, int, str]]) -> None:
+        """Record ``(handle, excerpt sha256, line count, first line sha256)`` of served
+        excerpts, so a later stale retrieval can say where the same bytes moved."""
+        with self.transaction() as c:
+            c.executemany(
+                "INSERT OR IGNORE INTO handles(handle, excerpt_sha256, lines, first_line_sha256)"
+                " VALUES(?,?,?,?)",
+                list(rows),
+            )
+
+    def known_handles(self, handles: Iterable[str]) -> dict[str, tuple[str, int, str]]:
+        out: dict[str, tuple[str, int, str]] = {}
+        for handle in handles:
+            row = self.conn.execute(
+                "SELECT excerpt_sha256, lines, first_line_sha256 FROM handles WHERE handle = ?",
+                (handle,),
+            ).fetchone()
+            if row is not None:
+                out[handle] = (str(row[0]), int(row[1]), str(row[2]))
+        return out
+
     def snapshot(self) -> dict[str, Any]:
         """The whole index as plain data keyed by path (ids left out): for comparisons."""
         c = self.conn
@@ -320,16 +341,17 @@ def _write_file(c: sqlite3.Connection, rec: FileRecord) -> None:
     checked = (*values, _row_check((rec.path, *values)))
     if row is None:
         file_id = c.execute(
-            f"INSERT INTO files({_FILE_COLUMNS}, checksum) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-            (rec.path, *checked),
+            f"INSERT INTO files({_FILE_COLUMNS}, checksum, git_blob)"
+            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (rec.path, *checked, rec.git_blob),
         ).lastrowid
     else:
         file_id = row[0]
         _delete_children(c, [(file_id,)])
         c.execute(
             "UPDATE files SET size=?, mtime_ns=?, sha256=?, language=?, encoding=?, lines=?,"
-            " status=?, is_test=?, package=?, manifest=?, checksum=? WHERE id = ?",
-            (*checked, file_id),
+            " status=?, is_test=?, package=?, manifest=?, checksum=?, git_blob=? WHERE id = ?",
+            (*checked, rec.git_blob, file_id),
         )
     c.executemany(
         "INSERT INTO symbols(file_id, kind, name, qualname, start_line, end_line)"

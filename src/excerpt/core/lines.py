@@ -1,0 +1,52 @@
+"""Line semantics shared by excerpts, handles and retrieval.
+
+A line ends at ``\\n`` and keeps it; a ``\\r`` before it belongs to the line, and a lone
+``\\r`` does not end a line. The last line may have no terminator. Lines are 1-based.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+__all__ = ["line_count", "lines_matching", "slice_lines", "split_lines"]
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """The lines of ``data``, each with its own terminator; ``[]`` for empty data."""
+    parts = data.split(b"\n")
+    lines = [part + b"\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def line_count(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def slice_lines(lines: list[bytes], start: int, end: int) -> bytes:
+    """The exact bytes of lines ``start..end`` (1-based, inclusive).
+
+    Raises:
+        ValueError: the range is empty or outside ``lines``.
+    """
+    if not 1 <= start <= end <= len(lines):
+        raise ValueError(f"lines {start}-{end} outside 1-{len(lines)}")
+    return b"".join(lines[start - 1 : end])
+
+
+def lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
+    """1-based numbers of the ``\\n``-separated lines of ``text`` where ``pattern`` matches.
+
+    One scan of the whole text (fast when matches are rare), then a binary search per match.
+    """
+    found: list[int] = []
+    starts: list[int] | None = None
+    for match in pattern.finditer(text):
+        if starts is None:
+            starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        number = bisect.bisect_right(starts, match.start())
+        if not found or found[-1] != number:
+            found.append(number)
+    return found

@@ -1,0 +1,167 @@
+"""The pack and plan records and their JSON wire forms (``excerpt.pack/v1``, ``excerpt.plan/v1``).
+
+``pack_id`` is ``"sha256:" + hex(sha256(canonical))`` over every other field of the pack
+(SPEC §3.1), so anyone can recompute it and equal packs have equal ids.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from excerpt.core.hashing import canonical_json, sha256_hex
+from excerpt.rank.score import Reason
+
+__all__ = ["PACK_SCHEMA", "Item", "Omitted", "Pack", "Plan", "PlanEntry", "pack_schema"]
+
+PACK_SCHEMA = "excerpt.pack/v1"
+PLAN_SCHEMA = "excerpt.plan/v1"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Item:
+    rank: int
+    path: str
+    start_line: int
+    end_line: int
+    source_sha256: str
+    excerpt_sha256: str
+    bytes: int
+    handle: str
+    kind: str  # symbol | window | file | fragment
+    truncated: bool
+    score: float
+    reasons: tuple[Reason, ...]
+    text: str
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.start_line <= self.end_line:
+            raise ValueError("bad line range")
+        if len(self.text.encode("utf-8")) != self.bytes:
+            raise ValueError("bytes must be the UTF-8 length of text")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "source_sha256": self.source_sha256,
+            "excerpt_sha256": self.excerpt_sha256,
+            "bytes": self.bytes,
+            "handle": self.handle,
+            "kind": self.kind,
+            "truncated": self.truncated,
+            "score": self.score,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Omitted:
+    """A candidate left out, or a path refused. Sensitive paths carry no size or hash."""
+
+    path: str
+    reason: str
+    score: float | None = None
+    bytes_needed: int | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "reason": self.reason}
+        if self.reason == "sensitive":
+            return out
+        for key in ("score", "bytes_needed", "start_line", "end_line"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+    def sort_key(self) -> tuple[Any, ...]:
+        return (-(self.score or 0.0), self.path, self.start_line or 0, self.reason)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pack:
+    task_sha256: str
+    budget_bytes: int
+    items: tuple[Item, ...]
+    omitted: tuple[Omitted, ...]
+    warnings: tuple[dict[str, Any], ...] = ()
+    graph: dict[str, Any] | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def used_bytes(self) -> int:
+        return sum(item.bytes for item in self.items)
+
+    def __post_init__(self) -> None:
+        if self.used_bytes > self.budget_bytes:
+            raise ValueError("used_bytes exceeds the budget")
+
+    def to_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "schema": PACK_SCHEMA,
+            "task_sha256": self.task_sha256,
+            "budget": {"bytes": self.budget_bytes, "used_bytes": self.used_bytes},
+            "items": [item.to_dict() for item in self.items],
+            "omitted": [o.to_dict() for o in self.omitted],
+            "warnings": list(self.warnings),
+            "graph": self.graph,
+            "stats": self.stats,
+        }
+        return {"pack_id": pack_id(body), **body}
+
+
+def pack_id(body: dict[str, Any]) -> str:
+    """The id of a pack dict: SHA-256 of the canonical form of every field but ``pack_id``."""
+    rest = {k: v for k, v in body.items() if k != "pack_id"}
+    return "sha256:" + sha256_hex(canonical_json(rest))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanEntry:
+    rank: int
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    reasons: tuple[Reason, ...]
+    bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "score": self.score,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "bytes": self.bytes,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    candidates: tuple[PlanEntry, ...]
+    suggested_budget: int
+    omitted: tuple[Omitted, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": PLAN_SCHEMA,
+            "candidates": [c.to_dict() for c in self.candidates],
+            "suggested_budget": self.suggested_budget,
+            "omitted": [o.to_dict() for o in self.omitted],
+        }
+
+
+def pack_schema() -> dict[str, Any]:
+    """The JSON Schema of ``excerpt.pack/v1`` shipped in the package."""
+    text = resources.files("excerpt.pack").joinpath("schema/pack.v1.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema

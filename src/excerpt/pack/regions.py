@@ -1,0 +1,141 @@
+"""Which lines of one file to show: whole symbols around anchors, windows otherwise. Pure.
+
+In: the file's lines, its symbols, the ranker's anchors and the task's weighted terms. Out:
+line regions with a kind and a weight, merged where they overlap or touch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from excerpt.core.lines import lines_matching
+from excerpt.index.tokens import split_identifier
+from excerpt.index.view import SymbolSpan
+from excerpt.rank.score import Anchor
+
+__all__ = ["Region", "choose_regions", "line_matches"]
+
+MAX_SYMBOL_LINES = 150
+WINDOW = 8
+HEAD_LINES = 60
+WHOLE_FILE_LINES = 120
+_MAX_LEXICAL_REGIONS = 3
+_SCAN_LINES = 50_000
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    start_line: int
+    end_line: int
+    kind: str  # symbol | window | file
+    weight: float
+    focus: int  # the line a fragment should keep if the region must be cut
+    signal: str  # what put it here: stack_frame | defines | match | head
+
+
+def line_matches(
+    lines: Sequence[str], weights: Mapping[str, float]
+) -> list[tuple[int, float, tuple[str, ...]]]:
+    """``(line number, score, matched terms)`` for lines holding any weighted term."""
+    if not weights:
+        return []
+    # terms are lower-case: scan lower-cased text case-sensitively (far faster than re.I)
+    probe = re.compile("|".join(re.escape(t) for t in sorted(weights, key=len, reverse=True)))
+    out = []
+    for number in lines_matching(probe, "".join(lines[:_SCAN_LINES]).lower()):
+        line = lines[number - 1]
+        found = {t for w in _WORD.findall(line) for t in split_identifier(w) if t in weights}
+        if found:
+            out.append((number, sum(weights[t] for t in found), tuple(sorted(found))))
+    return out
+
+
+def _innermost(symbols: Sequence[SymbolSpan], line: int) -> SymbolSpan | None:
+    """The smallest symbol holding ``line`` that is small enough to show whole."""
+    holding = [
+        s
+        for s in symbols
+        if s.start_line <= line <= s.end_line and s.end_line - s.start_line < MAX_SYMBOL_LINES
+    ]
+    return min(holding, key=lambda s: (s.end_line - s.start_line, s.start_line), default=None)
+
+
+def _around(
+    line: int, total: int, symbols: Sequence[SymbolSpan], weight: float, signal: str
+) -> Region:
+    sym = _innermost(symbols, line)
+    if sym is not None:
+        return Region(sym.start_line, sym.end_line, "symbol", weight, line, signal)
+    return Region(max(1, line - WINDOW), min(total, line + WINDOW), "window", weight, line, signal)
+
+
+def choose_regions(
+    total_lines: int,
+    symbols: Sequence[SymbolSpan],
+    anchors: Sequence[Anchor],
+    matches: Sequence[tuple[int, float, tuple[str, ...]]],
+) -> list[Region]:
+    """Regions for one file, strongest first, merged and deterministic."""
+    if total_lines <= 0:
+        return []
+    regions: list[Region] = []
+    for anchor in anchors:
+        start, end = min(anchor.start_line, total_lines), min(anchor.end_line, total_lines)
+        if anchor.signal == "defines" and end - start < MAX_SYMBOL_LINES * 2:
+            regions.append(Region(start, end, "symbol", anchor.weight, start, "defines"))
+        elif anchor.signal == "defines":
+            regions.append(
+                Region(
+                    start,
+                    min(end, start + HEAD_LINES - 1),
+                    "window",
+                    anchor.weight,
+                    start,
+                    "defines",
+                )
+            )
+        else:
+            regions.append(_around(start, total_lines, symbols, anchor.weight, anchor.signal))
+    if matches:
+        best = max(score for _, score, _ in matches)
+        strongest = sorted(matches, key=lambda m: (-m[1], m[0]))
+        taken: list[Region] = []
+        for number, score, _ in strongest:
+            if len(taken) >= _MAX_LEXICAL_REGIONS:
+                break
+            if any(r.start_line <= number <= r.end_line for r in (*regions, *taken)):
+                continue
+            taken.append(_around(number, total_lines, symbols, 0.2 + 0.5 * score / best, "match"))
+        regions.extend(taken)
+    if not regions:
+        if total_lines <= WHOLE_FILE_LINES:
+            regions.append(Region(1, total_lines, "file", 0.1, 1, "head"))
+        else:
+            regions.append(Region(1, HEAD_LINES, "window", 0.1, 1, "head"))
+    return _merge(regions, total_lines)
+
+
+def _merge(regions: list[Region], total_lines: int) -> list[Region]:
+    ordered = sorted(regions, key=lambda r: (r.start_line, r.end_line))
+    merged: list[Region] = []
+    for region in ordered:
+        if merged and region.start_line <= merged[-1].end_line + 1:
+            last = merged[-1]
+            strong = last if last.weight >= region.weight else region
+            kind = "symbol" if "symbol" in (last.kind, region.kind) else last.kind
+            merged[-1] = Region(
+                last.start_line, max(last.end_line, region.end_line), kind, strong.weight,
+                strong.focus, strong.signal,
+            )  # fmt: skip
+        else:
+            merged.append(region)
+    out = [
+        Region(r.start_line, r.end_line, "file", r.weight, r.focus, r.signal)
+        if r.start_line == 1 and r.end_line == total_lines
+        else r
+        for r in merged
+    ]
+    return sorted(out, key=lambda r: (-r.weight, r.start_line))

@@ -1,0 +1,283 @@
+"""Score files for a task: every signal of SPEC §3.2 as a pure function, then fusion.
+
+Signals add to a file's score and each leaves a ``Reason``; pins (changed paths, stack-trace
+frames, named paths) also lift a file into a tier that outranks any score. Order is
+deterministic: tier, score, then path. Reasons never quote repository text: their details are
+built from the task's own words and fixed phrases.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from excerpt.index.view import FileInfo, IndexView
+from excerpt.rank.task import Task
+
+__all__ = ["Anchor", "Candidate", "Reason", "rank_files"]
+
+_LEXICAL_LIMIT = 120
+_MAX_QUERY_TERMS = 64
+_SEEDS = 6
+_TIER_CHANGED, _TIER_PINNED = 3, 2
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    signal: str
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"signal": self.signal, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """Lines a pack should show for a file: a frame's line, a named symbol's span."""
+
+    start_line: int
+    end_line: int
+    weight: float
+    signal: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    path: str
+    score: float
+    tier: int
+    reasons: tuple[Reason, ...]
+    anchors: tuple[Anchor, ...]
+
+
+@dataclass
+class _Acc:
+    score: float = 0.0
+    tier: int = 0
+    reasons: list[Reason] = field(default_factory=list)
+    anchors: list[Anchor] = field(default_factory=list)
+
+    def add(self, score: float, reason: Reason, tier: int = 0) -> None:
+        self.score += score
+        self.tier = max(self.tier, tier)
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+
+def rank_files(
+    task: Task,
+    view: IndexView,
+    *,
+    changed: Sequence[str] = (),
+    edges: Sequence[tuple[str, str, str]] | None = None,
+    limit: int = 80,
+) -> list[Candidate]:
+    """Ranked candidate files for ``task``; ``edges`` replaces the index's graph if given."""
+    files = {p: f for p, f in view.files().items() if f.status is None}
+    acc: dict[str, _Acc] = defaultdict(_Acc)
+    _lexical(task, view, files, acc)
+    _named_paths(task, files, acc)
+    _frames(task, files, acc)
+    _named_symbols(task, view, files, acc)
+    _changed(changed, files, acc)
+    _graph(edges if edges is not None else view.edges(), files, acc)
+    _demote(task, files, acc)
+    ranked = sorted(acc.items(), key=lambda kv: (-kv[1].tier, -round(kv[1].score, 6), kv[0]))
+    return [
+        Candidate(
+            path=path,
+            score=round(a.score, 4),
+            tier=a.tier,
+            reasons=tuple(a.reasons),
+            anchors=tuple(sorted(set(a.anchors), key=lambda x: (x.start_line, x.end_line))),
+        )
+        for path, a in ranked[:limit]
+        if a.score > 0 or a.tier > 0
+    ]
+
+
+def _lexical(task: Task, view: IndexView, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> None:
+    df = view.document_frequencies(task.terms)
+    n = max(len(files), 1)
+    present = [t for t in task.terms if df.get(t, 0) > 0]
+    # rare terms say the most; keep the rarest when a long task names many
+    present.sort(key=lambda t: (df[t], t))
+    query = present[:_MAX_QUERY_TERMS]
+    hits = view.lexical(query, _LEXICAL_LIMIT)
+    if not hits:
+        return
+    best = max(score for _, score in hits)
+    idf = {t: math.log((n - df[t] + 0.5) / (df[t] + 0.5) + 1.0) for t in query}
+    strongest = ", ".join(sorted(query, key=lambda t: (-idf[t], t))[:5])
+    for path, score in hits:
+        if path in files:
+            acc[path].add(
+                2.0 * score / best,
+                Reason(
+                    "lexical", f"BM25 match of task terms over path, symbols and body ({strongest})"
+                ),
+            )
+
+
+def _match_paths(mention: str, files: Iterable[str]) -> list[str]:
+    mention = mention.strip().lstrip("./")
+    if not mention:
+        return []
+    exact = [p for p in files if p == mention]
+    if exact:
+        return exact
+    suffix = [p for p in files if p.endswith("/" + mention)]
+    if suffix and len(suffix) <= 5:
+        return suffix
+    if "/" not in mention:
+        base = [p for p in files if posixpath.basename(p) == mention]
+        return base if len(base) <= 3 else []
+    return []
+
+
+def _named_paths(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> None:
+    for mention in task.paths:
+        for path in _match_paths(mention, files):
+            acc[path].add(5.0, Reason("path", "path or file name named in the task"), _TIER_PINNED)
+
+
+def _frame_path(
+    frame_path: str, files: dict[str, FileInfo], by_name: dict[str, list[str]]
+) -> str | None:
+    """The workspace file a frame names: the longest indexed path that ends the frame's path."""
+    normalised = frame_path.lstrip("./")
+    best: str | None = None
+    for path in by_name.get(posixpath.basename(normalised), ()):
+        matches = normalised == path or normalised.endswith("/" + path)
+        if matches and (best is None or len(path) > len(best)):
+            best = path
+    return best
+
+
+def _frames(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> None:
+    if not task.frames:
+        return
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for path in files:
+        by_name[posixpath.basename(path)].append(path)
+    for frame in task.frames:
+        found = _frame_path(frame.path, files, by_name)
+        if found is None or frame.line > files[found].lines:
+            continue  # a library frame outside the workspace, or a line the file lacks
+        path = found
+        acc[path].add(
+            6.0,
+            Reason("stack_frame", "pinned by a stack-trace frame or file:line reference"),
+            _TIER_PINNED,
+        )
+        acc[path].anchors.append(Anchor(frame.line, frame.line, 1.0, "stack_frame"))
+
+
+def _named_symbols(
+    task: Task, view: IndexView, files: dict[str, FileInfo], acc: dict[str, _Acc]
+) -> None:
+    if not task.identifiers:
+        return
+    found = view.symbols_named(task.identifiers)
+    defining: dict[str, set[str]] = defaultdict(set)
+    for sym in found:
+        defining[sym.name].add(sym.path)
+    dotted = set(re.findall(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+", task.text))
+    for sym in found:
+        spread = len(defining[sym.name])
+        if sym.path not in files or spread > 12:
+            continue  # a name defined everywhere (``get``, ``__init__``) locates nothing
+        exact = any(d == sym.qualname or d.endswith("." + sym.qualname) for d in dotted)
+        detail = f"defines {sym.qualname if exact else sym.name} named in task"
+        acc[sym.path].add((4.0 if exact else 3.0) / spread, Reason("defines", detail))
+        weight = 1.0 if exact else 0.9
+        acc[sym.path].anchors.append(Anchor(sym.start_line, sym.end_line, weight, "defines"))
+
+
+def _changed(changed: Sequence[str], files: dict[str, FileInfo], acc: dict[str, _Acc]) -> None:
+    for path in changed:
+        if path in files:
+            acc[path].add(
+                4.0,
+                Reason("changed", "changed in the working tree or named as changed"),
+                _TIER_CHANGED,
+            )
+
+
+_RELATION = {
+    ("imports", True): "imported by a top-ranked file",
+    ("imports", False): "imports a top-ranked file",
+    ("tests", True): "a test of a top-ranked file",
+    ("tests", False): "source tested by a top-ranked file",
+}
+
+
+def _graph(
+    edges: Sequence[tuple[str, str, str]], files: dict[str, FileInfo], acc: dict[str, _Acc]
+) -> None:
+    ranked = sorted(acc.items(), key=lambda kv: (-kv[1].tier, -kv[1].score, kv[0]))
+    seeds = {path: a.score for path, a in ranked[:_SEEDS] if a.score > 0}
+    if not seeds:
+        return
+    boosts: dict[str, tuple[float, str]] = {}
+    for src, dst, kind in edges:
+        for seed, other, seed_is_src in ((src, dst, True), (dst, src, False)):
+            if seed not in seeds or other not in files or other in seeds:
+                continue
+            # seed_is_src: the seed imports/tests ``other``
+            relation = _RELATION[(kind, seed_is_src if kind == "imports" else not seed_is_src)]
+            # a neighbour borrows a little of its seed's strength, never more than a good
+            # lexical match of its own would give
+            gain = min(seeds[seed], 2.0) * (0.25 if kind == "imports" else 0.2)
+            if gain > boosts.get(other, (0.0, ""))[0]:
+                boosts[other] = (gain, relation)
+    for path, (gain, relation) in sorted(boosts.items()):
+        acc[path].add(round(gain, 6), Reason("graph", f"one hop in the import graph: {relation}"))
+
+
+_LOCKS = (
+    "package-lock.json|yarn.lock|pnpm-lock.yaml|poetry.lock|Cargo.lock|go.sum|uv.lock"
+    "|Pipfile.lock|composer.lock"
+)
+_DEMOTIONS: tuple[tuple[str, re.Pattern[str], float], ...] = (
+    (
+        "translation catalog",
+        re.compile(r"(^|/)(locale|locales|i18n|l10n|translations)/|\.(po|pot|mo|xliff|xlf)$"),
+        0.15,
+    ),
+    (
+        "generated file",
+        re.compile(r"\.min\.(js|css)$|\.map$|_pb2\.py$|\.pb\.go$|\.generated\.|(^|/)generated/"),
+        0.2,
+    ),
+    ("vendored code", re.compile(r"(^|/)(vendor|third_party|thirdparty|node_modules)/"), 0.2),
+    (
+        "lock file",
+        re.compile(r"(^|/)(" + re.escape(_LOCKS).replace(r"\|", "|") + r")$|\.lock$"),
+        0.1,
+    ),
+    ("fixture or snapshot", re.compile(r"(^|/)(fixtures?|testdata|__snapshots__)/|\.snap$"), 0.3),
+)
+_DOCS = re.compile(r"\.(md|rst|txt|adoc)$|(^|/)docs?/", re.I)
+
+
+def _demote(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> None:
+    for path, a in acc.items():
+        if a.tier > 0:
+            continue  # what the task or the tree pins is never demoted
+        for label, pattern, factor in _DEMOTIONS:
+            if pattern.search(path):
+                a.score *= factor
+                a.reasons.append(Reason("demoted", label))
+                break
+        else:
+            if files.get(path) is not None and files[path].is_test and not task.mentions_tests:
+                a.score *= 0.6
+                a.reasons.append(Reason("demoted", "test file (the task does not mention tests)"))
+            elif _DOCS.search(path):
+                a.score *= 0.6
+                a.reasons.append(Reason("demoted", "documentation"))

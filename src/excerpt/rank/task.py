@@ -1,0 +1,182 @@
+"""What a task names: terms, identifiers, paths, and stack-trace or ``file:line`` frames. Pure."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from excerpt.index.tokens import split_identifier
+
+__all__ = ["Frame", "Task", "analyze_task"]
+
+_MAX_TASK_CHARS = 200_000
+
+# English words that carry no information about where code lives.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "should",
+        "so",
+        "some",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "too",
+        "up",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "also",
+        "just",
+        "only",
+        "get",
+        "got",
+        "use",
+        "used",
+        "using",
+        "want",
+        "need",
+        "like",
+        "make",
+        "see",
+        "seems",
+    ]
+)
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_PATHLIKE = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])"
+)
+_DIRLIKE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+)")
+_FRAMES = (
+    re.compile(r'File "(?P<path>[^"\n]+)", line (?P<line>\d{1,9})'),  # Python
+    re.compile(r"\((?P<path>[^()\s]+\.\w+):(?P<line>\d{1,9})(?::\d+)?\)"),  # JS, Java
+    re.compile(r"(?:-->\s*|at\s+)?(?P<path>[\w./\\~@+-]+\.\w{1,8}):(?P<line>\d{1,9})(?::\d+)?"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """A ``path:line`` reference (stack frame, compiler error, log line) as written."""
+
+    path: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Task:
+    """The parts of a task the ranker uses."""
+
+    text: str
+    terms: tuple[str, ...]  # folded lexical terms, unique, in order of appearance
+    identifiers: tuple[str, ...]  # code-looking names (CamelCase, snake_case, dotted parts)
+    paths: tuple[str, ...]  # path-looking strings
+    frames: tuple[Frame, ...]
+    mentions_tests: bool
+
+
+def _code_like(word: str) -> bool:
+    return (
+        "_" in word
+        or any(c.isupper() for c in word[1:])
+        or (word[:1].isupper() and any(c.islower() for c in word) and len(word) > 3)
+    )
+
+
+def _unique(items: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+def analyze_task(text: str) -> Task:
+    """Pull terms, identifiers, paths and frames out of free task text (an issue, a log)."""
+    text = text[:_MAX_TASK_CHARS]
+    frames = _unique_frames(text)
+    paths = [m.group(1) for m in _PATHLIKE.finditer(text)]
+    paths += [m.group(1) for m in _DIRLIKE.finditer(text) if "/" in m.group(1)]
+    identifiers: list[str] = []
+    terms: list[str] = []
+    for match in _IDENT.finditer(text):
+        dotted = match.group(0)
+        for word in dotted.split("."):
+            if _code_like(word) or "." in dotted or _backticked(text, match.start()):
+                identifiers.append(word)
+            if word.lower() not in STOPWORDS:
+                terms.extend(split_identifier(word))
+    lowered = text.lower()
+    return Task(
+        text=text,
+        terms=_unique([t for t in terms if t not in STOPWORDS]),
+        identifiers=_unique([i for i in identifiers if len(i) > 2]),
+        paths=_unique([p.strip("./") for p in paths if not p.startswith(("http", "www."))]),
+        frames=frames,
+        mentions_tests=bool(re.search(r"\btests?\b|\bspec\b|pytest|unittest", lowered)),
+    )
+
+
+def _backticked(text: str, start: int) -> bool:
+    return start > 0 and text[start - 1] in "`'\""
+
+
+def _unique_frames(text: str) -> tuple[Frame, ...]:
+    found: dict[tuple[str, int], Frame] = {}
+    for pattern in _FRAMES:
+        for match in pattern.finditer(text):
+            path = match.group("path").replace("\\\\", "/").replace("\\", "/")
+            line = int(match.group("line"))
+            if line > 0 and (path, line) not in found:
+                found[(path, line)] = Frame(path=path, line=line)
+    return tuple(found.values())

@@ -93,11 +93,12 @@ def _classify(
     total = 0
     truncated = False
     seen: set[str] = set()
+    base = str(root)
     for path, tracked in listed:
         if path in seen or _skipped_dir(path.split("/")[:-1], tracked):
             continue
         seen.add(path)
-        verdict = _candidate(root, path, limits)
+        verdict = _candidate(base, path, limits)
         if isinstance(verdict, Omission):
             omitted.append(verdict)
             continue
@@ -118,13 +119,13 @@ def _classify(
     )
 
 
-def _candidate(root: Path, path: str, limits: Limits) -> Candidate | Omission | None:
-    if display_path(path) != path:
+def _candidate(root: str, path: str, limits: Limits) -> Candidate | Omission | None:
+    if not path.isascii() and display_path(path) != path:
         return Omission(path=display_path(path), reason="not_utf8")
     if is_sensitive_path(path):
         return Omission(path=path, reason="sensitive")
     try:
-        st = os.lstat(root / path)
+        st = os.lstat(os.path.join(root, path))
     except OSError:
         return None  # listed by git but gone from the work tree: nothing to read
     is_link = stat.S_ISLNK(st.st_mode)

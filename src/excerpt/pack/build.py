@@ -243,10 +243,16 @@ def _read_candidates(prep: _Prepared, view: IndexView) -> None:
     prep.candidates = kept
 
 
+_LINE_TERMS = 24
+
+
 def _term_weights(task: Task, view: IndexView) -> dict[str, float]:
+    """IDF of the task's most telling terms, for finding lines: the rarest ones that occur,
+    and none that most files hold (they would mark half of every file)."""
     df = view.document_frequencies(task.terms)
     n = max(len(view.files()), 1)
-    return {t: math.log((n - d + 0.5) / (d + 0.5) + 1.0) for t, d in df.items() if d > 0}
+    present = sorted((d, t) for t, d in df.items() if 0 < d <= n * 0.25)
+    return {t: math.log((n - d + 0.5) / (d + 0.5) + 1.0) for d, t in present[:_LINE_TERMS]}
 
 
 def _refused_mentions(prep: _Prepared, view: IndexView) -> None:

@@ -86,6 +86,8 @@ def rank_files(
     _changed(changed, files, acc)
     _graph(edges if edges is not None else view.edges(), files, acc)
     _demote(task, files, acc)
+    if not any(a.score > 0 or a.tier > 0 for a in acc.values()):
+        _fallback(files, acc)
     ranked = sorted(acc.items(), key=lambda kv: (-kv[1].tier, -round(kv[1].score, 6), kv[0]))
     return [
         Candidate(
@@ -123,25 +125,32 @@ def _lexical(task: Task, view: IndexView, files: dict[str, FileInfo], acc: dict[
             )
 
 
-def _match_paths(mention: str, files: Iterable[str]) -> list[str]:
+def _match_paths(mention: str, files: Iterable[str], by_name: dict[str, list[str]]) -> list[str]:
     mention = mention.strip().lstrip("./")
     if not mention:
         return []
-    exact = [p for p in files if p == mention]
-    if exact:
-        return exact
-    suffix = [p for p in files if p.endswith("/" + mention)]
-    if suffix and len(suffix) <= 5:
-        return suffix
-    if "/" not in mention:
-        base = [p for p in files if posixpath.basename(p) == mention]
-        return base if len(base) <= 3 else []
-    return []
+    if mention in files:
+        return [mention]
+    same_name = by_name.get(posixpath.basename(mention), [])
+    if "/" in mention:
+        suffix = [p for p in same_name if p.endswith("/" + mention)]
+        return suffix if len(suffix) <= 5 else []
+    return same_name if len(same_name) <= 3 else []
+
+
+def _by_name(files: Iterable[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(files):
+        out[posixpath.basename(path)].append(path)
+    return out
 
 
 def _named_paths(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> None:
+    if not task.paths:
+        return
+    by_name = _by_name(files)
     for mention in task.paths:
-        for path in _match_paths(mention, files):
+        for path in _match_paths(mention, files, by_name):
             acc[path].add(5.0, Reason("path", "path or file name named in the task"), _TIER_PINNED)
 
 
@@ -161,9 +170,7 @@ def _frame_path(
 def _frames(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> None:
     if not task.frames:
         return
-    by_name: dict[str, list[str]] = defaultdict(list)
-    for path in files:
-        by_name[posixpath.basename(path)].append(path)
+    by_name = _by_name(files)
     for frame in task.frames:
         found = _frame_path(frame.path, files, by_name)
         if found is None or frame.line > files[found].lines:
@@ -206,6 +213,25 @@ def _changed(changed: Sequence[str], files: dict[str, FileInfo], acc: dict[str, 
                 Reason("changed", "changed in the working tree or named as changed"),
                 _TIER_CHANGED,
             )
+
+
+_OVERVIEW = re.compile(
+    r"^(readme(\.\w+)?|pyproject\.toml|setup\.py|package\.json|go\.mod|cargo\.toml|pom\.xml"
+    r"|build\.gradle(\.kts)?|makefile)$",
+    re.I,
+)
+
+
+def _fallback(files: dict[str, FileInfo], acc: dict[str, _Acc]) -> None:
+    """Nothing in the task locates anything: offer the repository's own overview files."""
+    overview = sorted(
+        (p for p in files if _OVERVIEW.match(posixpath.basename(p))),
+        key=lambda p: (p.count("/"), not posixpath.basename(p).lower().startswith("readme"), p),
+    )
+    for i, path in enumerate(overview[:4]):
+        acc[path].add(
+            0.1 / (i + 1), Reason("fallback", "nothing in the task matched: repository overview")
+        )
 
 
 _RELATION = {

@@ -6,6 +6,7 @@ line regions with a kind and a weight, merged where they overlap or touch.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -99,23 +100,49 @@ def choose_regions(
             )
         else:
             regions.append(_around(start, total_lines, symbols, anchor.weight, anchor.signal))
-    if matches:
-        best = max(score for _, score, _ in matches)
-        strongest = sorted(matches, key=lambda m: (-m[1], m[0]))
-        taken: list[Region] = []
-        for number, score, _ in strongest:
-            if len(taken) >= _MAX_LEXICAL_REGIONS:
-                break
-            if any(r.start_line <= number <= r.end_line for r in (*regions, *taken)):
-                continue
-            taken.append(_around(number, total_lines, symbols, 0.2 + 0.5 * score / best, "match"))
-        regions.extend(taken)
+    regions.extend(_lexical_regions(total_lines, symbols, matches, regions))
     if not regions:
         if total_lines <= WHOLE_FILE_LINES:
             regions.append(Region(1, total_lines, "file", 0.1, 1, "head"))
         else:
             regions.append(Region(1, HEAD_LINES, "window", 0.1, 1, "head"))
     return _merge(regions, total_lines)
+
+
+def _lexical_regions(
+    total_lines: int,
+    symbols: Sequence[SymbolSpan],
+    matches: Sequence[tuple[int, float, tuple[str, ...]]],
+    taken: Sequence[Region],
+) -> list[Region]:
+    """The symbols (or windows) where matching lines are densest: the whole of a function
+    that mentions the task's terms ten times beats the one line that mentions three."""
+    groups: dict[tuple[int, int], tuple[float, set[str], Region]] = {}
+    for number, score, terms in matches:
+        if any(r.start_line <= number <= r.end_line for r in taken):
+            continue
+        region = _around(number, total_lines, symbols, 0.0, "match")
+        key = (region.start_line, region.end_line)
+        total, seen, first = groups.get(key, (0.0, set(), region))
+        groups[key] = (total + score, seen | set(terms), first)
+    if not groups:
+        return []
+    # distinct terms count most; repeats add, damped by the region's length
+    scored = {
+        key: len(seen) + total / math.sqrt(key[1] - key[0] + 1)
+        for key, (total, seen, _) in groups.items()
+    }
+    best = max(scored.values())
+    out: list[Region] = []
+    for key in sorted(scored, key=lambda k: (-scored[k], k)):
+        if len(out) >= _MAX_LEXICAL_REGIONS:
+            break
+        region = groups[key][2]
+        if any(r.start_line <= key[1] and key[0] <= r.end_line for r in out):
+            continue
+        weight = 0.2 + 0.5 * scored[key] / best
+        out.append(Region(key[0], key[1], region.kind, weight, region.focus, "match"))
+    return out
 
 
 def _merge(regions: list[Region], total_lines: int) -> list[Region]:

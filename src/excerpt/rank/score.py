@@ -277,7 +277,10 @@ _DEMOTIONS: tuple[tuple[str, re.Pattern[str], float], ...] = (
     ),
     (
         "generated file",
-        re.compile(r"\.min\.(js|css)$|\.map$|_pb2\.py$|\.pb\.go$|\.generated\.|(^|/)generated/"),
+        re.compile(
+            r"\.min\.(js|css)$|\.map$|_pb2\.py$|\.pb\.go$|\.generated\.|\.bundle\.js$"
+            r"|(^|/)(generated|dist|build|out)/"
+        ),
         0.2,
     ),
     ("vendored code", re.compile(r"(^|/)(vendor|third_party|thirdparty|node_modules)/"), 0.2),

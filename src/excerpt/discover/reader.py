@@ -119,7 +119,7 @@ def _resolve_target(root: Path, rel: str) -> Path | Omission:
     """The real path a workspace path names, or why it may not be opened."""
     try:
         real = (root / rel).resolve(strict=True)
-    except (OSError, RuntimeError):  # dangling link, loop (RuntimeError before 3.13), EACCES
+    except (OSError, RuntimeError, ValueError):  # dangling, loop (RuntimeError < 3.13), EACCES
         return Omission(path=rel, reason="not_regular_file")
     if not _contained(root, real) or real == root:
         return Omission(path=rel, reason="symlink_outside_root")
@@ -159,7 +159,7 @@ def read_file(root: Path, rel: str, limits: Limits) -> FileContent | Omission:
                 return target
             # the resolved path has no links; if one appears now, the open refuses it
             opened = _open_beneath(root, list(target.relative_to(root).parts), rel, limits)
-    except (OSError, _SymlinkOnPath):
+    except (OSError, ValueError, _SymlinkOnPath):  # ValueError: a name the OS cannot encode
         return Omission(path=rel, reason="not_regular_file")
     if isinstance(opened, Omission):
         return opened

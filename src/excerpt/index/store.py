@@ -294,6 +294,8 @@ class IndexStore:
     def known_handles(self, handles: Iterable[str]) -> dict[str, tuple[str, int, str]]:
         out: dict[str, tuple[str, int, str]] = {}
         for handle in handles:
+            if not _encodable(handle):
+                continue  # not a handle any pack handed out: SQLite text is UTF-8
             row = self.conn.execute(
                 "SELECT excerpt_sha256, lines, first_line_sha256 FROM handles WHERE handle = ?",
                 (handle,),
@@ -326,6 +328,14 @@ class IndexStore:
 _FILE_COLUMNS = (
     "path, size, mtime_ns, sha256, language, encoding, lines, status, is_test, package, manifest"
 )
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _scalar(c: sqlite3.Connection, sql: str) -> int:

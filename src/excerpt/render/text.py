@@ -10,7 +10,9 @@ from excerpt.index.build import IndexReport
 
 __all__ = ["escape_controls", "render_index", "to_json"]
 
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b-\u200f]")
+_CONTROLS = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b-\u200f\ud800-\udfff]"
+)
 
 
 def escape_controls(text: str) -> str:
@@ -18,9 +20,17 @@ def escape_controls(text: str) -> str:
     return _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def to_json(obj: Any) -> str:
-    """Stable, human-diffable JSON (sorted keys, two-space indent, trailing newline)."""
-    return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    """Stable, human-diffable JSON (sorted keys, two-space indent, trailing newline).
+
+    Lone surrogates (undecodable bytes of a file name) are written as JSON ``\\uXXXX``
+    escapes, so the output is always valid UTF-8.
+    """
+    text = json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _counts(counts: dict[str, int]) -> str:

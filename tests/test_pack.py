@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import random
 import re
@@ -38,6 +39,11 @@ KEY_BODY = [
 ]
 KEY_BEGIN = "-----BEGIN RSA PRIVATE KEY-----"
 KEY_END = "-----END RSA PRIVATE KEY-----"
+# a key pasted into the docs and cut off: no END line, so everything after BEGIN is secret
+LOOSE_KEY_BEGIN = "-----BEGIN OPENSSH PRIVATE KEY-----"
+LOOSE_KEY_BODY = [
+    "".join(_RNG.choice(string.ascii_letters + string.digits) for _ in range(70)) for _ in range(3)
+]
 ENV_CANARY = "CANARY-" + "".join(_RNG.choice(string.ascii_lowercase) for _ in range(24))
 
 SIGNING_PY = (
@@ -248,7 +254,7 @@ PAYMENT_API_KEY = os.environ.get("PAYMENT_API_KEY", "")
 DEBUG = os.environ.get("DEBUG") == "1"
 '''
 
-TEST_REFUND_PY = '''\
+TEST_REFUND_PY = """\
 from app.models import Order
 from app.services.refund import RefundError, RefundService
 
@@ -274,9 +280,9 @@ def test_refund_over_the_total_is_rejected():
     except RefundError:
         return
     raise AssertionError("expected RefundError")
-'''
+"""
 
-TEST_ORDERS_PY = '''\
+TEST_ORDERS_PY = """\
 from app.models import Order
 from app.views.orders import order_detail
 
@@ -284,7 +290,7 @@ from app.views.orders import order_detail
 def test_order_detail_reports_totals():
     order = Order(id=3, customer_email="c@d.invalid", payment_id="p", total_cents=100)
     assert order_detail(order)["total"] == 100
-'''
+"""
 
 DJANGO_PO = """\
 # French translations of the shop.
@@ -319,6 +325,9 @@ PY_SHOP: dict[str, str] = {
     "tests/test_orders.py": TEST_ORDERS_PY,
     "locale/fr/LC_MESSAGES/django.po": DJANGO_PO,
     "README.md": "# Shop\n\nOrders, payments and refunds. Run `pytest`.\n",
+    "docs/key-rotation.md": "# Deploy key rotation\n\nRotate the deploy key yearly. Old key:\n\n"
+    + f"{LOOSE_KEY_BEGIN}\n"
+    + "".join(f"{line}\n" for line in LOOSE_KEY_BODY),
     "pyproject.toml": '[project]\nname = "shop"\nversion = "0.1.0"\n',
     ".env": f"PAYMENT_API_KEY={ENV_CANARY}\nDEBUG=1\n",
     "config/.env.production": f"PAYMENT_API_KEY={ENV_CANARY}-prod\n",
@@ -865,7 +874,9 @@ def test_every_pack_validates_against_the_schema_and_its_id_recomputes(
         assert item["source_sha256"] == hashlib.sha256(source).hexdigest()
         assert item["excerpt_sha256"] == hashlib.sha256(item["text"].encode()).hexdigest()
         digest = item["source_sha256"][:16]
-        assert item["handle"] == f"{item['path']}#L{item['start_line']}-L{item['end_line']}@{digest}"
+        assert (
+            item["handle"] == f"{item['path']}#L{item['start_line']}-L{item['end_line']}@{digest}"
+        )
     assert pack["graph"] is None
     assert pack["stats"]["discovery_truncated"] is False
 
@@ -906,7 +917,7 @@ def _check_budget_truth(repo: Path, pack: Doc, plan: Doc, budget: int) -> None:
         spans.setdefault(item["path"], []).append((item["start_line"], item["end_line"]))
     for ranges in spans.values():
         ordered = sorted(ranges)
-        assert all(a[1] < b[0] for a, b in zip(ordered, ordered[1:], strict=False)), ordered
+        assert all(a[1] < b[0] for a, b in itertools.pairwise(ordered)), ordered
     for entry in omitted:
         if entry["reason"] == "budget":
             assert "bytes_needed" in entry and "score" in entry, entry
@@ -915,9 +926,9 @@ def _check_budget_truth(repo: Path, pack: Doc, plan: Doc, budget: int) -> None:
     accounted = [o for o in omitted if o["reason"] in ("budget", "secret")]
     for cand in plan["candidates"]:
         for line in range(cand["start_line"], cand["end_line"] + 1):
-            assert _covered(items, cand["path"], line) or _covered(
-                accounted, cand["path"], line
-            ), f"{cand['path']}:{line} ranked but neither packed nor listed as omitted"
+            assert _covered(items, cand["path"], line) or _covered(accounted, cand["path"], line), (
+                f"{cand['path']}:{line} ranked but neither packed nor listed as omitted"
+            )
 
 
 @pytest.mark.parametrize(
@@ -953,11 +964,24 @@ def test_budget_zero_gives_no_items_and_omits_everything(
             assert {c["path"] for c in plan["candidates"]} <= {o["path"] for o in pack["omitted"]}
 
 
-def test_plan_sizes_are_the_bytes_of_their_lines(repos: dict[str, Path], cache_dir: Path) -> None:
+def test_plan_sizes_are_the_bytes_of_their_lines_less_secret_lines(
+    repos: dict[str, Path], cache_dir: Path
+) -> None:
     for name, tasks in TASKS.items():
         for task in tasks:
-            for cand in plan_of(repos[name], task, cache_dir)["candidates"]:
-                size = lines_bytes(repos[name], cand["path"], cand["start_line"], cand["end_line"])
+            plan = plan_of(repos[name], task, cache_dir)
+            secret = {
+                (o["path"], n)
+                for o in plan["omitted"]
+                if o["reason"] == "secret"
+                for n in range(o["start_line"], o["end_line"] + 1)
+            }
+            for cand in plan["candidates"]:
+                size = sum(
+                    lines_bytes(repos[name], cand["path"], n, n)
+                    for n in range(cand["start_line"], cand["end_line"] + 1)
+                    if (cand["path"], n) not in secret
+                )
                 assert cand["bytes"] == size, cand
 
 
@@ -1023,7 +1047,9 @@ def test_changed_from_git_pins_edited_staged_and_untracked_files_first(
 
 
 def test_no_changes_in_git_pins_nothing(repos: dict[str, Path], cache_dir: Path) -> None:
-    pack = pack_of(repos["py_shop"], "fix the refund webhook retry", cache_dir, changed_from_git=True)
+    pack = pack_of(
+        repos["py_shop"], "fix the refund webhook retry", cache_dir, changed_from_git=True
+    )
     assert not [i for i in pack["items"] if "changed" in signals(i)]
     assert pack["items"][0]["path"] == "app/services/refund.py"
 
@@ -1110,9 +1136,8 @@ def test_every_in_repo_frame_of_a_traceback_is_pinned_before_other_files(
     view_line = line_of(ORDERS_VIEW_PY, "refund = service.refund(")
     task, refund_line = _traceback(root)
     task = task.replace(
-        "  File \"/usr/lib",
-        f'  File "{root}/app/views/orders.py", line {view_line}, in refund_order\n'
         '  File "/usr/lib',
+        f'  File "{root}/app/views/orders.py", line {view_line}, in refund_order\n  File "/usr/lib',
     )
     items = pack_of(root, task, cache_dir)["items"]
     pinned = {"app/views/orders.py": view_line, "app/services/refund.py": refund_line}
@@ -1122,12 +1147,45 @@ def test_every_in_repo_frame_of_a_traceback_is_pinned_before_other_files(
         assert item["start_line"] <= line <= item["end_line"], item
 
 
+STRONG_MATCH = "RefundService.refund and RefundService.retry_refund_webhook retry forever"
+OUTRANKING_PINS = [
+    pytest.param(
+        f"{STRONG_MATCH} since the change in app/settings.py",
+        "app/settings.py",
+        None,
+        id="named-path",
+    ),
+    pytest.param(
+        f'{STRONG_MATCH}\n  File "{{root}}/app/services/notifications.py", line 12, in <module>',
+        "app/services/notifications.py",
+        12,
+        id="traceback-frame",
+    ),
+]
+
+
+@pytest.mark.parametrize(("template", "path", "line"), OUTRANKING_PINS)
+def test_a_pin_outranks_a_stronger_lexical_and_symbol_match(
+    repos: dict[str, Path], cache_dir: Path, template: str, path: str, line: int | None
+) -> None:
+    # the task names RefundService's methods loudly; the pinned file barely matches its words
+    root = repos["py_shop"]
+    items = pack_of(root, template.format(root=root), cache_dir)["items"]
+    assert items[0]["path"] == path
+    assert items[1]["path"] == "app/services/refund.py"
+    assert {"path", "stack_frame"} & set(signals(items[0]))
+    if line is not None:
+        assert items[0]["start_line"] <= line <= items[0]["end_line"]
+
+
 NAMED_PATHS = [
     pytest.param("py_shop", "add a currency field to app/models.py", "app/models.py", id="py"),
     pytest.param(
-        "ts_pkg", "support stacked discounts in src/pricing/discount.ts", "src/pricing/discount.ts",
+        "ts_pkg",
+        "support stacked discounts in src/pricing/discount.ts",
+        "src/pricing/discount.ts",
         id="ts",
-    ),  # fmt: skip
+    ),
     pytest.param("go_svc", "log every reservation made in main.go", "main.go", id="go-root"),
 ]
 
@@ -1184,7 +1242,9 @@ def test_a_named_symbol_gives_its_definition_lines(
     assert items[0]["path"] == path
     assert "defines" in signals(items[0])
     holding = [
-        i for i in items if i["path"] == path and i["start_line"] <= span[0] and span[1] <= i["end_line"]
+        i
+        for i in items
+        if i["path"] == path and i["start_line"] <= span[0] and span[1] <= i["end_line"]
     ]
     assert holding, f"no excerpt of {path} holds lines {span}"
     lines = file_lines(repos[name], path)
@@ -1194,7 +1254,7 @@ def test_a_named_symbol_gives_its_definition_lines(
 
 # -- secrets ---------------------------------------------------------------------------------
 
-FORBIDDEN = [KEY_BEGIN, KEY_END, *KEY_BODY, GH_TOKEN, ENV_CANARY]
+FORBIDDEN = [KEY_BEGIN, KEY_END, *KEY_BODY, GH_TOKEN, ENV_CANARY, LOOSE_KEY_BEGIN, *LOOSE_KEY_BODY]
 SECRET_TASKS = [
     pytest.param("rotate the GITHUB_TOKEN in app/integrations/signing.py", id="names-key-file"),
     pytest.param("WEBHOOK_SIGNING_KEY BEGIN RSA PRIVATE KEY leaked, rotate it", id="key-words"),
@@ -1207,6 +1267,8 @@ SECRET_TASKS = [
         id="frame-inside-key",
     ),
     pytest.param("app/integrations/signing.py:7: token rejected", id="ref-on-token-line"),
+    pytest.param("docs/key-rotation.md: rotate the old deploy key yearly", id="loose-key-doc"),
+    pytest.param(f"old deploy key {LOOSE_KEY_BODY[1][:24]} in the docs", id="loose-key-body"),
 ]
 
 
@@ -1235,44 +1297,77 @@ def test_secrets_never_appear_in_items_json_or_markdown(
         assert any(o["reason"] == "secret" for o in served["omitted"])
 
 
+KEY_FILE = "app/integrations/signing.py"
+SECRET_SPANS = [
+    pytest.param(
+        f"rotate the GITHUB_TOKEN and signing key in {KEY_FILE}\n"
+        f'  File "{KEY_FILE}", line {line_of(SIGNING_PY, KEY_BODY[1])}, in <module>',
+        KEY_FILE,
+        [
+            (line_of(SIGNING_PY, GH_TOKEN),) * 2,
+            (line_of(SIGNING_PY, KEY_BEGIN), line_of(SIGNING_PY, KEY_END)),
+        ],
+        id="token-and-key-block",
+    ),
+    pytest.param(
+        "docs/key-rotation.md: rotate the old deploy key",
+        "docs/key-rotation.md",
+        [(5, 8)],  # an unterminated block runs to the end of the file
+        id="unterminated-key-block",
+    ),
+]
+
+
+@pytest.mark.parametrize(("task", "path", "spans"), SECRET_SPANS)
 def test_secret_lines_are_listed_as_omitted_with_their_line_ranges(
-    repos: dict[str, Path], cache_dir: Path
+    repos: dict[str, Path], cache_dir: Path, task: str, path: str, spans: list[tuple[int, int]]
 ) -> None:
-    path = "app/integrations/signing.py"
-    token_line = line_of(SIGNING_PY, GH_TOKEN)
-    key_span = (line_of(SIGNING_PY, KEY_BEGIN), line_of(SIGNING_PY, KEY_END))
-    pack = pack_of(repos["py_shop"], f"rotate the GITHUB_TOKEN and signing key in {path}", cache_dir)
-    secret = sorted(
-        (o["start_line"], o["end_line"]) for o in pack["omitted"] if o["reason"] == "secret"
-    )
-    assert secret == [(token_line, token_line), key_span]
-    for entry in (o for o in pack["omitted"] if o["reason"] == "secret"):
-        assert set(entry) == {"path", "reason", "start_line", "end_line"} and entry["path"] == path
+    pack = pack_of(repos["py_shop"], task, cache_dir)
+    listed = [o for o in pack["omitted"] if o["reason"] == "secret" and o["path"] == path]
+    assert sorted((o["start_line"], o["end_line"]) for o in listed) == spans
+    for entry in listed:
+        assert set(entry) == {"path", "reason", "start_line", "end_line"}
     served = [i for i in pack["items"] if i["path"] == path]
     assert served and pack["items"][0]["path"] == path
-    secret_lines = {token_line, *range(key_span[0], key_span[1] + 1)}
-    for item in served:
-        assert not secret_lines & set(range(item["start_line"], item["end_line"] + 1)), item
-    # the lines around the secrets are still served: the excerpt is split, not dropped
+    secret_lines = {n for lo, hi in spans for n in range(lo, hi + 1)}
     covered = {n for i in served for n in range(i["start_line"], i["end_line"] + 1)}
-    assert {token_line - 1, key_span[0] - 1, key_span[1] + 1} <= covered
+    assert not secret_lines & covered
+    # the excerpt is split around the secret, not dropped: the line before it is served
+    assert {lo - 1 for lo, _ in spans} <= covered
+
+
+def test_a_named_file_whose_best_region_is_a_secret_line_is_still_served_first(
+    make_repo: Callable[..., Path], cache_dir: Path
+) -> None:
+    files = {
+        "app/signing.py": f"import os\n\nGITHUB_TOKEN = '{GH_TOKEN}'\n\n\n"
+        "def rotate_token():\n    return os.environ.get('NEW_TOKEN')\n",
+        "app/github.py": "def github_client(token):\n    return {'token': token}\n",
+    }
+    for name in ("orders", "payments", "users", "emails", "search", "reports"):
+        files[f"app/{name}.py"] = f"def list_{name}(db):\n    return db.query('{name}')\n"
+    repo = make_repo(files, name="mini")
+    task = "rotate the GITHUB_TOKEN in app/signing.py"
+    assert plan_of(repo, task, cache_dir)["candidates"][0]["path"] == "app/signing.py"
+    pack = pack_of(repo, task, cache_dir)
+    assert {"path": "app/signing.py", "reason": "secret", "start_line": 3, "end_line": 3} in pack[
+        "omitted"
+    ]
+    assert any(i["path"] == "app/signing.py" for i in pack["items"])  # rotate_token is served
+    assert pack["items"][0]["path"] == "app/signing.py"
 
 
 def test_a_named_sensitive_path_is_listed_by_name_only(
     repos: dict[str, Path], cache_dir: Path
 ) -> None:
-    pack = pack_of(repos["py_shop"], "PAYMENT_API_KEY in config/.env.production is stale", cache_dir)
+    pack = pack_of(
+        repos["py_shop"], "PAYMENT_API_KEY in config/.env.production is stale", cache_dir
+    )
     entries = [o for o in pack["omitted"] if o["path"] == "config/.env.production"]
     assert entries == [{"path": "config/.env.production", "reason": "sensitive"}]
     assert not [i for i in pack["items"] if ".env" in i["path"]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a root-level dotfile named in the task ('.env', '.env.local') is not recognised as"
-    " a path (rank.task._PATHLIKE needs a word character first), so the refused sensitive path"
-    " is never listed in omitted",
-)
 @pytest.mark.parametrize(
     ("name", "task", "path"),
     [
@@ -1293,9 +1388,9 @@ def test_a_named_root_dotenv_is_listed_as_sensitive(
 @pytest.mark.parametrize(
     "task",
     [
-        "refund exceeds the captured amount",
-        "Your refund has been issued message is wrong",
-        "refund webhook retry",
+        pytest.param("refund exceeds the captured amount", id="error-message"),
+        pytest.param("Your refund has been issued message is wrong", id="email-template"),
+        pytest.param("refund webhook retry", id="feature-words"),
     ],
 )
 def test_a_matching_translation_catalog_ranks_below_the_matching_source(
@@ -1311,3 +1406,303 @@ def test_a_matching_translation_catalog_ranks_below_the_matching_source(
     assert demoted["score"] < plan[paths.index(source)]["score"]
     items = pack_of(repos["py_shop"], task, cache_dir)["items"]
     assert first_index(items, source) < first_index(items, po)
+
+
+# -- Markdown rendering ----------------------------------------------------------------------
+
+
+def _check_markdown(md: str, pack: Doc) -> None:
+    """Each item: a header (rank, path, lines, kind), a handle + reasons line, a fenced block."""
+    cursor = 0
+    for item in pack["items"]:
+        header = (
+            f"## {item['rank']}. `{item['path']}` lines {item['start_line']}-{item['end_line']}"
+            f" ({item['kind']}"
+        )
+        at = md.index(header, cursor)
+        lines = md[at:].split("\n", 3)
+        assert lines[1].startswith(f"handle `{item['handle']}` · "), lines[1]
+        for reason in item["reasons"]:
+            assert f"{reason['signal']}: {reason['detail']}" in lines[1]
+        assert lines[2] == ""
+        opening = lines[3].split("\n", 1)[0]
+        fence = opening[: len(opening) - len(opening.lstrip("`"))]
+        longest = max((len(run) for run in re.findall(r"`+", item["text"])), default=0)
+        assert len(fence) >= 3 and len(fence) > longest, (fence, longest)
+        suffix = Path(item["path"]).suffix
+        assert opening[len(fence) :] == FENCE_LANG.get(suffix, opening[len(fence) :])
+        body_start = at + len("\n".join(lines[:3])) + 1 + len(opening) + 1
+        body_end = md.index("\n" + fence + "\n", body_start - 1) + 1
+        body = md[body_start:body_end]
+        expected = item["text"] if item["text"].endswith("\n") else item["text"] + "\n"
+        assert body == expected, item["path"]
+        cursor = body_end
+
+
+MD_CASES = [
+    pytest.param("py_shop", "fix the refund webhook retry", id="python"),
+    pytest.param("ts_pkg", "export Cart and checkout from src/index.ts", id="ts-no-final-eol"),
+    pytest.param("go_svc", "reserve then restock, see docs/notes.md", id="go-crlf"),
+]
+
+
+@pytest.mark.parametrize(("name", "task"), MD_CASES)
+def test_markdown_shows_each_item_with_header_handle_reasons_and_exact_fenced_text(
+    repos: dict[str, Path],
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    task: str,
+) -> None:
+    repo = repos[name]
+    code, out, _ = cli(capsys, "pack", task, "--repo", str(repo), "--format", "json")
+    assert code == 0
+    pack = json.loads(out)
+    code, md, _ = cli(capsys, "pack", task, "--repo", str(repo), "--format", "md")
+    assert code == 0
+    assert md.startswith("# Context pack\n")
+    assert f"Pack `{pack['pack_id']}`" in md
+    assert pack["items"]
+    _check_markdown(md, pack)
+    if name != "py_shop":  # the odd line endings are served byte-exact
+        odd = [i for i in pack["items"] if i["path"] in ("src/index.ts", "docs/notes.md")]
+        assert odd and all(i["text"] in md for i in odd)
+
+
+def test_text_holding_a_backtick_fence_gets_a_longer_fence(
+    repos: dict[str, Path], cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, task = repos["ts_pkg"], "receiptMarkdown renders the receipt total"
+    code, out, _ = cli(capsys, "pack", task, "--repo", str(repo), "--format", "json")
+    pack = json.loads(out)
+    fenced = [i for i in pack["items"] if "```" in i["text"]]
+    assert fenced and fenced[0]["path"] == "src/receipt.ts"
+    code, md, _ = cli(capsys, "pack", task, "--repo", str(repo), "--format", "md")
+    assert code == 0
+    assert "\n````typescript\n" in md
+    _check_markdown(md, pack)
+
+
+# -- graph -----------------------------------------------------------------------------------
+
+
+def _export(capsys: pytest.CaptureFixture[str], repo: Path, target: Path) -> Doc:
+    code, out, err = cli(capsys, "graph", "export", "--repo", str(repo), "-o", str(target))
+    assert code == 0, err
+    assert out == ""
+    return dict(json.loads(target.read_text(encoding="utf-8")))
+
+
+def test_graph_export_carries_a_digest_of_its_canonical_content(
+    repos: dict[str, Path], cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = repos["py_shop"]
+    doc = _export(capsys, repo, tmp_path / "graph.json")
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    assert doc["sha256"] == hashlib.sha256(canonical(body)).hexdigest()
+    assert doc["schema"] == "excerpt.graph/v1"
+    edge = {"src": "app/services/refund.py", "dst": "app/models.py", "kind": "imports"}
+    assert edge in doc["edges"]
+    assert "app/services/refund.py" in doc["nodes"] and ".env" not in doc["nodes"]
+    code, out, _ = cli(capsys, "graph", "export", "--repo", str(repo))
+    assert code == 0 and json.loads(out) == doc
+    assert export_graph(repo, cache_dir=tmp_path / "other") == doc
+
+
+def test_pack_with_a_graph_file_reports_integrity_valid_freshness_unverified(
+    repos: dict[str, Path], cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = repos["py_shop"]
+    target = tmp_path / "graph.json"
+    doc = _export(capsys, repo, target)
+    argv = ["pack", "fix the refund webhook retry", "--repo", str(repo), "--graph", str(target)]
+    code, out, err = cli(capsys, *argv, "--format", "json")
+    assert code == 0, err
+    pack = json.loads(out)
+    assert pack["graph"] == {
+        "source": "file",
+        "integrity": "valid",
+        "note": "integrity valid, freshness unverified",
+        "sha256": doc["sha256"],
+    }
+    Draft202012Validator(pack_schema()).validate(pack)
+    assert pack["pack_id"] == recomputed_pack_id(pack)
+    code, md, _ = cli(capsys, *argv, "--format", "md")
+    assert "integrity valid, freshness unverified" in md and doc["sha256"] in md
+
+
+def _alter_edge(doc: Doc) -> None:
+    doc["edges"][0]["dst"] = "app/settings.py"
+
+
+def _alter_kind(doc: Doc) -> None:
+    doc["edges"][0]["kind"] = "tests" if doc["edges"][0]["kind"] == "imports" else "imports"
+
+
+def _drop_edge(doc: Doc) -> None:
+    doc["edges"].pop()
+
+
+def _drop_digest(doc: Doc) -> None:
+    del doc["sha256"]
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        pytest.param(_alter_edge, id="edge-dst-altered"),
+        pytest.param(_alter_kind, id="edge-kind-altered"),
+        pytest.param(_drop_edge, id="edge-removed"),
+        pytest.param(_drop_digest, id="digest-removed"),
+    ],
+)
+def test_a_tampered_graph_file_is_refused(
+    repos: dict[str, Path],
+    cache_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    tamper: Callable[[Doc], None],
+) -> None:
+    repo = repos["py_shop"]
+    target = tmp_path / "graph.json"
+    doc = _export(capsys, repo, target)
+    tamper(doc)
+    target.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    argv = ["pack", "fix the refund webhook retry", "--repo", str(repo), "--graph", str(target)]
+    code, out, err = cli(capsys, *argv, "--format", "json")
+    assert code == 2
+    assert out == ""
+    assert err.startswith("Error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert "graph" in err
+
+
+# -- usage errors and task sources -----------------------------------------------------------
+
+USAGE_ERRORS = [
+    pytest.param([], id="no-task"),
+    pytest.param([""], id="empty-task"),
+    pytest.param([" \n\t "], id="blank-task"),
+    pytest.param(["fix it", "--task-file", "{task_file}"], id="task-and-task-file"),
+    pytest.param(["fix it", "--budget", "-1"], id="negative-budget"),
+    pytest.param(["fix it", "--changed", "{outside}"], id="changed-outside-repo"),
+    pytest.param(["fix it", "--changed", "app/models.py", "../elsewhere.py"], id="changed-dotdot"),
+    pytest.param(["--task-file", "{missing}"], id="missing-task-file"),
+    pytest.param(["--task-file", "{empty_file}"], id="empty-task-file"),
+    pytest.param(["fix it", "--graph", "{missing}"], id="missing-graph-file"),
+]
+
+
+@pytest.mark.parametrize("command", ["pack", "plan"])
+@pytest.mark.parametrize("extra", USAGE_ERRORS)
+def test_usage_errors_exit_2_with_one_line_and_no_traceback(
+    repos: dict[str, Path],
+    cache_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    extra: list[str],
+) -> None:
+    repo = repos["py_shop"]
+    monkeypatch.chdir(repo)
+    (tmp_path / "task.txt").write_text("fix the refund\n", encoding="utf-8")
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    (tmp_path / "outside.py").write_text("x = 1\n", encoding="utf-8")
+    names = {
+        "task_file": str(tmp_path / "task.txt"),
+        "empty_file": str(tmp_path / "empty.txt"),
+        "missing": str(tmp_path / "missing.txt"),
+        "outside": str(tmp_path / "outside.py"),
+    }
+    argv = [command, *(a.format(**names) for a in extra), "--repo", str(repo), "--format", "json"]
+    code, out, err = cli(capsys, *argv)
+    assert code == 2, err
+    assert out == ""
+    assert err.startswith("Error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+def test_the_task_from_an_argument_a_file_or_stdin_gives_the_same_pack(
+    repos: dict[str, Path],
+    cache_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    repo, task = repos["py_shop"], "fix the refund webhook retry"
+    common = ["--repo", str(repo), "--format", "json", "--budget", "2000"]
+    outputs = [cli(capsys, "pack", task, *common)[1]]
+    task_file = tmp_path / "task.md"
+    task_file.write_bytes(task.encode())
+    outputs.append(cli(capsys, "pack", "--task-file", str(task_file), *common)[1])
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(task.encode())))
+    outputs.append(cli(capsys, "pack", "-", *common)[1])
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert json.loads(outputs[0])["task_sha256"] == hashlib.sha256(task.encode()).hexdigest()
+
+
+# -- plan ------------------------------------------------------------------------------------
+
+
+def _keys(obj: Any) -> set[str]:
+    if isinstance(obj, dict):
+        return set(obj) | {k for v in obj.values() for k in _keys(v)}
+    if isinstance(obj, list):
+        return {k for v in obj for k in _keys(v)}
+    return set()
+
+
+@pytest.mark.parametrize(("name", "task"), TASK_CASES)
+def test_plan_json_lists_ranked_regions_with_reasons_and_sizes_but_no_text(
+    repos: dict[str, Path],
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    task: str,
+) -> None:
+    code, out, _ = cli(capsys, "plan", task, "--repo", str(repos[name]), "--json")
+    assert code == 0
+    plan = json.loads(out)
+    assert set(plan) == {"schema", "candidates", "suggested_budget", "omitted"}
+    assert plan["schema"] == "excerpt.plan/v1"
+    assert plan["candidates"]
+    keys = {"rank", "path", "start_line", "end_line", "score", "reasons", "bytes"}
+    for rank, cand in enumerate(plan["candidates"], start=1):
+        assert set(cand) == keys
+        assert cand["rank"] == rank and 1 <= cand["start_line"] <= cand["end_line"]
+        assert cand["reasons"] and all(set(r) == {"signal", "detail"} for r in cand["reasons"])
+    assert "text" not in _keys(plan)
+    assert isinstance(plan["suggested_budget"], int) and plan["suggested_budget"] >= 1000
+    assert plan == plan_of(repos[name], task, cache_dir)
+    # every file the pack serves was in the plan
+    pack = pack_of(repos[name], task, cache_dir)
+    assert {i["path"] for i in pack["items"]} <= {c["path"] for c in plan["candidates"]}
+
+
+# -- write audit -----------------------------------------------------------------------------
+
+
+def test_plan_pack_get_and_graph_export_never_write_inside_the_repository(
+    shop: Path, cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (shop / "app/settings.py").write_text(SETTINGS_PY + "# dirty\n")  # a dirty tree too
+    before = tree_snapshot(shop)
+    assert any(p.startswith(".git/") or p.startswith(".git\\") for p in before)
+    task = "fix the refund webhook retry"
+    base = ["--repo", str(shop)]
+    assert cli(capsys, "plan", task, *base, "--json")[0] == 0
+    assert cli(capsys, "plan", task, *base)[0] == 0
+    code, out, _ = cli(capsys, "pack", task, *base, "--format", "json", "--changed-from-git")
+    assert code == 0
+    handles = [i["handle"] for i in json.loads(out)["items"]]
+    assert cli(capsys, "pack", task, *base, "--format", "md", "--budget", "300")[0] == 0
+    code, out, _ = cli(capsys, "get", *handles[:3], *base, "--json")
+    assert code == 0 and [r["status"] for r in json.loads(out)] == ["fresh"] * len(handles[:3])
+    graph = tmp_path / "graph.json"
+    assert cli(capsys, "graph", "export", *base, "-o", str(graph))[0] == 0
+    assert cli(capsys, "graph", "export", *base)[0] == 0
+    assert cli(capsys, "pack", task, *base, "--graph", str(graph), "--format", "json")[0] == 0
+    pack_of(shop, task, cache_dir, 1000)
+    plan_of(shop, task, cache_dir)
+    export_graph(shop, cache_dir=cache_dir)
+    assert tree_snapshot(shop) == before

@@ -101,6 +101,7 @@ def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan
     prep = _prepare(request, progress)
     entries: list[PlanEntry] = []
     for cand, region, size in _ordered_regions(prep):
+        prep.omitted.extend(_secret_omissions(prep, cand.path, region))
         entries.append(
             PlanEntry(
                 rank=len(entries) + 1,
@@ -117,7 +118,7 @@ def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan
     return Plan(
         candidates=tuple(entries),
         suggested_budget=max(suggested, 1000),
-        omitted=tuple(sorted(prep.omitted, key=Omitted.sort_key)),
+        omitted=_unique_omissions(prep.omitted),
     )
 
 
@@ -151,7 +152,7 @@ def build_pack(request: PackRequest, progress: ProgressFn | None = None) -> Pack
         task_sha256=sha256_hex(request.task.encode("utf-8", "surrogatepass")),
         budget_bytes=request.budget,
         items=tuple(items),
-        omitted=tuple(sorted(omitted, key=Omitted.sort_key)),
+        omitted=_unique_omissions(omitted),
         warnings=tuple(_warnings(items)),
         graph=prep.graph,
         stats=_stats(prep),
@@ -193,15 +194,7 @@ def _prepare(request: PackRequest, progress: ProgressFn | None) -> _Prepared:
 
 
 def _changed_paths(root: Path, view: IndexView, request: PackRequest) -> list[str]:
-    changed: list[str] = []
-    for raw in request.changed:
-        path = Path(raw)
-        absolute = path if path.is_absolute() else Path.cwd() / path
-        try:
-            rel = absolute.resolve().relative_to(root).as_posix()
-        except (ValueError, OSError):
-            raise UsageError(f"--changed path is outside the repository: {raw}") from None
-        changed.append(rel)
+    changed = [_changed_path(root, raw) for raw in request.changed]
     if request.changed_from_git:
         files = view.files()
         head = git.head_blobs(root) if git.work_tree_top(root) is not None else None
@@ -213,6 +206,29 @@ def _changed_paths(root: Path, view: IndexView, request: PackRequest) -> list[st
         else:
             changed += [p for p, f in files.items() if f.status is None]
     return sorted(set(changed))
+
+
+def _changed_path(root: Path, raw: str) -> str:
+    """A ``--changed`` path as a workspace path: absolute, or relative to the repository
+    (as git prints them), or else to the current directory.
+
+    Raises:
+        UsageError: it is outside the repository.
+    """
+    path = Path(raw)
+    options = [path] if path.is_absolute() else [root / path, Path.cwd() / path]
+    inside: list[str] = []
+    for option in options:
+        try:
+            rel = option.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            continue
+        if option.exists():
+            return rel
+        inside.append(rel)
+    if inside:
+        return inside[0]  # a deleted file: still a changed path
+    raise UsageError(f"--changed path is outside the repository: {raw}")
 
 
 def _read_candidates(prep: _Prepared, view: IndexView) -> None:
@@ -239,11 +255,35 @@ def _read_candidates(prep: _Prepared, view: IndexView) -> None:
         )
         found = secret_lines("".join(text_lines))
         prep.secrets[cand.path] = [(f.start_line, f.end_line) for f in found]
-        kept.append(cand)
+        # a region that is nothing but secret lines has nothing to serve or to plan: it is
+        # listed as omitted, and the file's next region takes its place
+        regions = []
+        for region in prep.regions[cand.path]:
+            if _all_secret(region, prep.secrets[cand.path]):
+                prep.omitted.append(
+                    Omitted(
+                        path=cand.path,
+                        reason="secret",
+                        start_line=region.start_line,
+                        end_line=region.end_line,
+                    )
+                )
+            else:
+                regions.append(region)
+        prep.regions[cand.path] = regions
+        if prep.regions[cand.path]:
+            kept.append(cand)
     prep.candidates = kept
 
 
 _LINE_TERMS = 24
+
+
+def _all_secret(region: Region, secrets: list[tuple[int, int]]) -> bool:
+    covered = {
+        n for s, e in secrets for n in range(max(s, region.start_line), min(e, region.end_line) + 1)
+    }
+    return len(covered) == region.end_line - region.start_line + 1
 
 
 def _term_weights(task: Task, view: IndexView) -> dict[str, float]:
@@ -251,8 +291,11 @@ def _term_weights(task: Task, view: IndexView) -> dict[str, float]:
     and none that most files hold (they would mark half of every file)."""
     df = view.document_frequencies(task.terms)
     n = max(len(view.files()), 1)
-    present = sorted((d, t) for t, d in df.items() if 0 < d <= n * 0.25)
-    return {t: math.log((n - d + 0.5) / (d + 0.5) + 1.0) for d, t in present[:_LINE_TERMS]}
+    ordered = sorted((d, t) for t, d in df.items() if d > 0)
+    telling = [(d, t) for d, t in ordered if d <= n * 0.25]
+    # a small repository can hold every word of the task in most files: keep the rarest few
+    chosen = telling if len(telling) >= 3 else ordered[:3]
+    return {t: math.log((n - d + 0.5) / (d + 0.5) + 1.0) for d, t in chosen[:_LINE_TERMS]}
 
 
 def _refused_mentions(prep: _Prepared, view: IndexView) -> None:
@@ -278,10 +321,35 @@ def _ordered_regions(prep: _Prepared) -> list[tuple[Candidate, Region, int]]:
     rest: list[tuple[Candidate, Region, int]] = []
     for cand in prep.candidates:
         _, lines = prep.files[cand.path]
+        secret = {n for s, e in prep.secrets.get(cand.path, []) for n in range(s, e + 1)}
         for i, region in enumerate(prep.regions[cand.path]):
-            size = sum(len(line) for line in lines[region.start_line - 1 : region.end_line])
+            size = sum(
+                len(lines[n - 1])
+                for n in range(region.start_line, region.end_line + 1)
+                if n not in secret
+            )
             (firsts if i == 0 else rest).append((cand, region, size))
     return firsts + rest
+
+
+def _secret_cuts(prep: _Prepared, path: str, region: Region) -> list[tuple[int, int]]:
+    """The secret line ranges inside a region, clipped to it."""
+    return sorted(
+        (max(s, region.start_line), min(e, region.end_line))
+        for s, e in prep.secrets.get(path, [])
+        if s <= region.end_line and e >= region.start_line
+    )
+
+
+def _secret_omissions(prep: _Prepared, path: str, region: Region) -> list[Omitted]:
+    return [
+        Omitted(path=path, reason="secret", start_line=lo, end_line=hi)
+        for lo, hi in _secret_cuts(prep, path, region)
+    ]
+
+
+def _unique_omissions(omitted: list[Omitted]) -> tuple[Omitted, ...]:
+    return tuple(sorted(dict.fromkeys(omitted), key=Omitted.sort_key))
 
 
 def _pieces(
@@ -289,16 +357,10 @@ def _pieces(
 ) -> list[_Piece]:
     """The region split around secret lines (those are listed as omitted, never served)."""
     _, lines = prep.files[cand.path]
-    cuts = [
-        (s, e)
-        for s, e in prep.secrets.get(cand.path, [])
-        if s <= region.end_line and e >= region.start_line
-    ]
+    omitted.extend(_secret_omissions(prep, cand.path, region))
     pieces: list[_Piece] = []
     start = region.start_line
-    for s, e in sorted(cuts):
-        lo, hi = max(s, region.start_line), min(e, region.end_line)
-        omitted.append(Omitted(path=cand.path, reason="secret", start_line=lo, end_line=hi))
+    for lo, hi in _secret_cuts(prep, cand.path, region):
         if start < lo:
             pieces.append(_piece(cand, region, lines, start, lo - 1))
         start = hi + 1
@@ -354,7 +416,8 @@ def _cut_away(prep: _Prepared, piece: _Piece, cut: _Piece) -> list[Omitted]:
 
 def _budget_omission(prep: _Prepared, piece: _Piece) -> Omitted:
     return Omitted(
-        path=piece.candidate.path, reason="budget", score=piece.candidate.score,
+        path=piece.candidate.path, reason="budget",
+        score=_region_score(piece.candidate, piece.region),
         bytes_needed=len(piece.data), start_line=piece.start, end_line=piece.end,
     )  # fmt: skip
 

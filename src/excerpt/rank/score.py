@@ -126,7 +126,7 @@ def _lexical(task: Task, view: IndexView, files: dict[str, FileInfo], acc: dict[
 
 
 def _match_paths(mention: str, files: Iterable[str], by_name: dict[str, list[str]]) -> list[str]:
-    mention = mention.strip().lstrip("./")
+    mention = mention.strip().removeprefix("./")
     if not mention:
         return []
     if mention in files:
@@ -157,10 +157,16 @@ def _named_paths(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -
 def _frame_path(
     frame_path: str, files: dict[str, FileInfo], by_name: dict[str, list[str]]
 ) -> str | None:
-    """The workspace file a frame names: the longest indexed path that ends the frame's path."""
-    normalised = frame_path.lstrip("./")
+    """The workspace file a frame names: the longest indexed path that ends the frame's path;
+    a bare file name (``store_test.go:7``) when exactly one file has that name."""
+    normalised = frame_path
+    while normalised.startswith("./"):
+        normalised = normalised[2:]
+    same_name = by_name.get(posixpath.basename(normalised), [])
+    if "/" not in normalised:
+        return same_name[0] if len(same_name) == 1 else None
     best: str | None = None
-    for path in by_name.get(posixpath.basename(normalised), ()):
+    for path in same_name:
         matches = normalised == path or normalised.endswith("/" + path)
         if matches and (best is None or len(path) > len(best)):
             best = path
@@ -171,13 +177,17 @@ def _frames(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> Non
     if not task.frames:
         return
     by_name = _by_name(files)
-    for frame in task.frames:
+    # Python prints the innermost frame last ("most recent call last"); JS, Java, Go first.
+    innermost_last = "most recent call last" in task.text
+    count = len(task.frames)
+    for i, frame in enumerate(task.frames):
         found = _frame_path(frame.path, files, by_name)
         if found is None or frame.line > files[found].lines:
             continue  # a library frame outside the workspace, or a line the file lacks
         path = found
+        depth = i if innermost_last else count - 1 - i  # higher: nearer where it failed
         acc[path].add(
-            6.0,
+            6.0 + 0.5 * depth / max(count, 1),
             Reason("stack_frame", "pinned by a stack-trace frame or file:line reference"),
             _TIER_PINNED,
         )

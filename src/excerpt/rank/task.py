@@ -102,6 +102,15 @@ _PATHLIKE = re.compile(
     r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])"
 )
 _DIRLIKE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+)")
+_DOTFILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*\.[A-Za-z][\w.-]*)")
+# File extensions say which language, not where: as terms they match every file.
+_EXTENSION_TERMS = frozenset(
+    {
+        "py", "pyi", "js", "jsx", "mjs", "cjs", "ts", "tsx", "go", "rs", "java", "kt", "rb",
+        "php", "c", "h", "cc", "cpp", "hpp", "cs", "md", "rst", "txt", "json", "yaml", "yml",
+        "toml", "ini", "cfg", "html", "css", "scss", "sh",
+    }
+)  # fmt: skip
 _FRAMES = (
     re.compile(r'File "(?P<path>[^"\n]+)", line (?P<line>\d{1,9})'),  # Python
     re.compile(r"\((?P<path>[^()\s]+\.\w+):(?P<line>\d{1,9})(?::\d+)?\)"),  # JS, Java
@@ -147,6 +156,7 @@ def analyze_task(text: str) -> Task:
     frames = _unique_frames(text)
     paths = [m.group(1) for m in _PATHLIKE.finditer(text)]
     paths += [m.group(1) for m in _DIRLIKE.finditer(text) if "/" in m.group(1)]
+    paths += [m.group(1) for m in _DOTFILE.finditer(text)]
     identifiers: list[str] = []
     terms: list[str] = []
     for match in _IDENT.finditer(text):
@@ -159,12 +169,19 @@ def analyze_task(text: str) -> Task:
     lowered = text.lower()
     return Task(
         text=text,
-        terms=_unique([t for t in terms if t not in STOPWORDS]),
+        terms=_unique([t for t in terms if t not in STOPWORDS and t not in _EXTENSION_TERMS]),
         identifiers=_unique([i for i in identifiers if len(i) > 2]),
-        paths=_unique([p.strip("./") for p in paths if not p.startswith(("http", "www."))]),
+        paths=_unique([_clean_path(p) for p in paths if not p.startswith(("http", "www."))]),
         frames=frames,
         mentions_tests=bool(re.search(r"\btests?\b|\bspec\b|pytest|unittest", lowered)),
     )
+
+
+def _clean_path(path: str) -> str:
+    """Drop a leading ``./`` (not the dot of a dotfile) and a sentence's closing period."""
+    while path.startswith("./"):
+        path = path[2:]
+    return path.rstrip(".")
 
 
 def _backticked(text: str, start: int) -> bool:

@@ -146,9 +146,13 @@ def _by_name(files: Iterable[str]) -> dict[str, list[str]]:
 
 
 def _named_paths(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> None:
-    if not task.paths:
+    if not task.paths and not task.modules:
         return
     by_name = _by_name(files)
+    for module in task.modules:
+        same_name = by_name.get(posixpath.basename(module), [])
+        for path in (p for p in same_name if p == module or p.endswith("/" + module)):
+            acc[path].add(1.5, Reason("path", "module named by a dotted name in the task"))
     for mention in task.paths:
         for path in _match_paths(mention, files, by_name):
             acc[path].add(5.0, Reason("path", "path or file name named in the task"), _TIER_PINNED)
@@ -204,13 +208,20 @@ def _named_symbols(
     for sym in found:
         defining[sym.name].add(sym.path)
     dotted = set(re.findall(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+", task.text))
+    gains: dict[tuple[str, str], float] = {}
     for sym in found:
         spread = len(defining[sym.name])
         if sym.path not in files or spread > 12:
             continue  # a name defined everywhere (``get``, ``__init__``) locates nothing
         exact = any(d == sym.qualname or d.endswith("." + sym.qualname) for d in dotted)
         detail = f"defines {sym.qualname if exact else sym.name} named in task"
-        acc[sym.path].add((4.0 if exact else 3.0) / spread, Reason("defines", detail))
+        # one name counts once per file, however often the file defines it
+        gain = (4.0 if exact else 3.0) / spread
+        key = (sym.path, sym.name)
+        if gain > gains.get(key, 0.0):
+            acc[sym.path].score += gain - gains.get(key, 0.0)
+            gains[key] = gain
+        acc[sym.path].add(0.0, Reason("defines", detail))
         weight = 1.0 if exact else 0.9
         acc[sym.path].anchors.append(Anchor(sym.start_line, sym.end_line, weight, "defines"))
 

@@ -134,6 +134,7 @@ class Task:
     terms: tuple[str, ...]  # folded lexical terms, unique, in order of appearance
     identifiers: tuple[str, ...]  # code-looking names (CamelCase, snake_case, dotted parts)
     paths: tuple[str, ...]  # path-looking strings
+    modules: tuple[str, ...] = ()  # files dotted names may live in (``a.b.C`` → ``a/b.py``)
     frames: tuple[Frame, ...]
     mentions_tests: bool
 
@@ -154,17 +155,22 @@ def analyze_task(text: str) -> Task:
     """Pull terms, identifiers, paths and frames out of free task text (an issue, a log)."""
     text = text[:_MAX_TASK_CHARS]
     frames = _unique_frames(text)
-    paths = [m.group(1) for m in _PATHLIKE.finditer(text)]
-    paths += [m.group(1) for m in _DIRLIKE.finditer(text) if "/" in m.group(1)]
-    paths += [m.group(1) for m in _DOTFILE.finditer(text)]
+    # Addresses name other sites, not this tree; their hashes and slugs are noise as terms.
+    prose = _URL.sub(" ", text)
+    paths = [m.group(1) for m in _PATHLIKE.finditer(prose)]
+    paths += [m.group(1) for m in _DIRLIKE.finditer(prose) if "/" in m.group(1)]
+    paths += [m.group(1) for m in _DOTFILE.finditer(prose)]
     identifiers: list[str] = []
     terms: list[str] = []
-    for match in _IDENT.finditer(text):
-        dotted = match.group(0)
-        for word in dotted.split("."):
-            if _code_like(word) or "." in dotted or _backticked(text, match.start()):
+    modules: list[str] = []
+    for match in _IDENT.finditer(prose):
+        parts = match.group(0).split(".")
+        if len(parts) > 1:
+            modules.extend(_module_paths(parts))
+        for i, word in enumerate(parts):
+            if _identifier(prose, match, word, last=i == len(parts) - 1):
                 identifiers.append(word)
-            if word.lower() not in STOPWORDS:
+            if word.lower() not in STOPWORDS and not _HEXISH.fullmatch(word):
                 terms.extend(split_identifier(word))
     lowered = text.lower()
     return Task(
@@ -172,9 +178,39 @@ def analyze_task(text: str) -> Task:
         terms=_unique([t for t in terms if t not in STOPWORDS and t not in _EXTENSION_TERMS]),
         identifiers=_unique([i for i in identifiers if len(i) > 2]),
         paths=_unique([_clean_path(p) for p in paths if not p.startswith(("http", "www."))]),
+        modules=_unique(modules),
         frames=frames,
         mentions_tests=bool(re.search(r"\btests?\b|\bspec\b|pytest|unittest", lowered)),
     )
+
+
+_URL = re.compile(r"\b(?:https?|ftp)://\S+")
+_HEXISH = re.compile(r"(?=[a-z]*\d)[0-9a-f]{7,}", re.I)  # commit ids, hashes
+
+
+def _identifier(text: str, match: re.Match[str], word: str, *, last: bool) -> bool:
+    """A word names code when it looks like code, is quoted, or is called (``name(``).
+
+    ``subprocess.run`` names ``run`` only weakly; ``parse_duration()`` and ``URLValidator``
+    name themselves; lower-case module parts of a dotted path name files, not symbols.
+    """
+    if _code_like(word):
+        return True
+    called = last and text[match.end() : match.end() + 1] == "("
+    return called or _backticked(text, match.start())
+
+
+def _module_paths(parts: list[str]) -> list[str]:
+    """Files a dotted name may live in: ``django.core.validators.URLValidator`` →
+    ``django/core/validators.py``; ``com.shop.Order`` → ``com/shop/Order.java``."""
+    lower = [p for p in parts if p.islower()]
+    out = []
+    if len(lower) >= 2:
+        out.append("/".join(lower) + ".py")
+        out.append("/".join(lower) + "/__init__.py")
+    if len(parts) >= 3 and parts[-1][:1].isupper() and all(p.islower() for p in parts[:-1]):
+        out.append("/".join(parts) + ".java")
+    return out
 
 
 def _clean_path(path: str) -> str:

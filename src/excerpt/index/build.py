@@ -194,7 +194,12 @@ def _chunks(items: Sequence[str], size: int) -> Iterator[list[str]]:
 
 
 def _watch_parent(parent: int) -> None:
-    """In a worker: exit as soon as the parent is gone, so no orphan outlives a killed run."""
+    """In a worker: exit as soon as the parent is gone, so no orphan outlives a killed run.
+
+    Also points the worker's stdout at stderr: under ``excerpt mcp`` stdout is the protocol
+    stream, and nothing a worker might print may reach it.
+    """
+    os.dup2(2, 1)
 
     def watch() -> None:
         while os.getppid() == parent:

@@ -1,0 +1,11 @@
+"""The MCP server: excerpt's library calls as tools for Claude Code, Codex and any MCP client.
+
+In: JSON-RPC over stdio. Out: tool results with structured content and a readable Markdown
+text. Adapters only: every tool calls the same library function as the CLI. Nothing but
+JSON-RPC is written to stdout; logs go to stderr; repository text appears only in data
+fields, never in tool descriptions or error messages.
+"""
+
+from excerpt.mcp.server import build_server, serve
+
+__all__ = ["build_server", "serve"]

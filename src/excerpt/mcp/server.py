@@ -1,0 +1,271 @@
+"""Tools, argument gate and roots for ``excerpt mcp`` (SPEC §2.1), on the official SDK."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import unquote, urlparse
+
+import anyio
+from mcp.server import MCPServer
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from excerpt import __version__
+from excerpt.core.settings import repo_cache_dir
+from excerpt.errors import ExcerptError
+from excerpt.index.build import index_repository, resolve_root
+from excerpt.pack import PackRequest, build_pack, build_plan, get_excerpts
+from excerpt.render.markdown import render_get, render_pack, render_plan
+from excerpt.render.text import render_index
+
+__all__ = ["build_server", "serve"]
+
+log = logging.getLogger("excerpt.mcp")
+T = TypeVar("T")
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+_MAX_TASK = 200_000
+_BUDGET = (
+    "Hard limit, in UTF-8 bytes, on the excerpt text returned (default 32000, about 8k "
+    "tokens). Ask context_plan first for a suggested budget."
+)
+Task = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=_MAX_TASK,
+        description="The task in plain words: an issue, a request, an error message or a CI "
+        "log. Stack traces and file:line references pin those lines.",
+    ),
+]
+Budget = Annotated[int, Field(ge=0, le=1_000_000, description=_BUDGET)]
+ChangedPaths = Annotated[
+    list[Annotated[str, Field(max_length=4096)]] | None,
+    Field(
+        max_length=1000,
+        description="Paths changed so far, relative to the repository; ranked first.",
+    ),
+]
+Format = Annotated[
+    Literal["md", "json"],
+    Field(
+        description="md: the text is Markdown with the excerpts and the structured content "
+        "holds their metadata; json: the structured content is the full pack (SPEC "
+        "excerpt.pack/v1) and the text is a short summary."
+    ),
+]
+Handles = Annotated[
+    list[Annotated[str, Field(max_length=8192)]],
+    Field(
+        min_length=1,
+        max_length=200,
+        description="Handles from a pack (PATH#L<start>-L<end>@<16 hex>) to re-read.",
+    ),
+]
+
+
+class _Session:
+    """The server's repository and cache; the effective root is checked against roots."""
+
+    def __init__(self, repo: Path, cache_dir: Path | None) -> None:
+        self.repo = repo
+        self.cache_dir = cache_dir
+
+    async def root(self, ctx: Context) -> Path:
+        """The repository, refused when the client declared roots that do not hold it."""
+        caps = ctx.client_capabilities
+        if caps is None or caps.roots is None:
+            return self.repo
+        try:
+            declared = await ctx.session.list_roots()
+        except Exception:  # a client that declared roots but cannot list them
+            log.warning("the client declared roots but listing them failed", exc_info=True)
+            raise ToolError("could not list the client's roots; refusing to guess") from None
+        for item in declared.roots:
+            path = _root_path(str(item.uri))
+            if path is not None and (self.repo == path or self.repo.is_relative_to(path)):
+                return self.repo
+        raise ToolError("the repository is outside the roots this client allows")
+
+    def first_index(self) -> bool:
+        return not (repo_cache_dir(self.repo, self.cache_dir) / "index.sqlite3").exists()
+
+
+def _root_path(uri: str) -> Path | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    try:
+        return Path(unquote(parsed.path)).resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+async def _call(fn: Callable[[], T]) -> T:
+    """Run a blocking library call off the event loop; library errors become tool errors."""
+    try:
+        return await anyio.to_thread.run_sync(fn)
+    except ExcerptError as exc:
+        raise ToolError(exc.message) from None
+
+
+def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+def _first_note(first: bool) -> str:
+    return "Indexed this repository for the first time.\n\n" if first else ""
+
+
+def _tools(session: _Session) -> list[Callable[..., Any]]:
+    async def context_plan(
+        task: Task, ctx: Context, budget: Budget = 32000, changed_paths: ChangedPaths = None
+    ) -> CallToolResult:
+        """Rank the files and line ranges to read for a task, with reasons and byte sizes but
+        no source text. Cheap: call it first to see where the task lives and what budget a
+        pack needs, then call context_pack."""
+        root, first = await session.root(ctx), session.first_index()
+        request = PackRequest(
+            repo=root, task=task, budget=budget, changed=tuple(changed_paths or ()),
+            cache_dir=session.cache_dir,
+        )  # fmt: skip
+        doc = (await _call(lambda: build_plan(request))).to_dict()
+        return _result(_first_note(first) + render_plan(doc), doc)
+
+    async def context_pack(
+        task: Task,
+        ctx: Context,
+        budget: Budget = 32000,
+        changed_paths: ChangedPaths = None,
+        format: Format = "md",
+    ) -> CallToolResult:
+        """Return the exact lines to read first for a task, within a hard byte budget: each
+        excerpt with path, line range, SHA-256 hashes, a handle and the reasons it was chosen,
+        plus what was left out and why. Excerpts are byte-exact source; secrets and sensitive
+        files are never included."""
+        root, first = await session.root(ctx), session.first_index()
+        request = PackRequest(
+            repo=root, task=task, budget=budget, changed=tuple(changed_paths or ()),
+            cache_dir=session.cache_dir,
+        )  # fmt: skip
+        doc = (await _call(lambda: build_pack(request))).to_dict()
+        if format == "json":
+            return _result(_first_note(first) + _pack_summary(doc), doc)
+        lean = {**doc, "items": [{k: v for k, v in i.items() if k != "text"} for i in doc["items"]]}
+        return _result(_first_note(first) + render_pack(doc), lean)
+
+    async def context_retrieve(handles: Handles, ctx: Context) -> CallToolResult:
+        """Re-read excerpts by handle. A handle whose file changed comes back stale (with
+        where the same lines moved, when known), never as old text; paths outside the
+        repository or sensitive ones are refused."""
+        root = await session.root(ctx)
+        results = [
+            r.to_dict()
+            for r in await _call(lambda: get_excerpts(root, handles, cache_dir=session.cache_dir))
+        ]
+        return _result(render_get(results), {"results": results})
+
+    async def index_status(ctx: Context) -> CallToolResult:
+        """Refresh the repository's index (incrementally) and report what it holds: files,
+        symbols, graph edges, languages and what was left out. Never needed before other
+        tools, which refresh it themselves."""
+        root, first = await session.root(ctx), session.first_index()
+        report = await _call(lambda: index_repository(root, cache_dir=session.cache_dir))
+        doc = {**report.to_dict(), "first_index": first}
+        return _result(_first_note(first) + render_index(report), doc)
+
+    return [context_plan, context_pack, context_retrieve, index_status]
+
+
+def _pack_summary(doc: dict[str, Any]) -> str:
+    lines = [
+        f"Pack {doc['pack_id']}: {len(doc['items'])} excerpts, {doc['budget']['used_bytes']} of"
+        f" {doc['budget']['bytes']} bytes, {len(doc['omitted'])} left out. The excerpts are in"
+        " the structured content.",
+    ]
+    lines += [f"{i['rank']}. {i['handle']}" for i in doc["items"]]
+    return "\n".join(lines) + "\n"
+
+
+class _ArgumentGate:
+    """Refuse malformed tool arguments before the SDK sees them: unknown keys, wrong types,
+    oversized values. The error names the fields only, never the values sent."""
+
+    def __init__(self, models: dict[str, type[BaseModel]]) -> None:
+        self.models = models
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        params = ctx.params if isinstance(ctx.params, dict) else {}
+        model = self.models.get(str(params.get("name"))) if ctx.method == "tools/call" else None
+        if model is None:
+            return await call_next(ctx)
+        arguments = params.get("arguments") or {}
+        try:
+            model.model_validate(arguments)
+        except ValidationError as exc:
+            fields = sorted(
+                {".".join(str(p) for p in e["loc"]) or "arguments" for e in exc.errors()}
+            )
+            kinds = sorted({str(e["type"]) for e in exc.errors()})
+            message = f"invalid arguments: {', '.join(fields)} ({', '.join(kinds)})"
+            return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+        return await call_next(ctx)
+
+
+def _strict(model: type[BaseModel]) -> type[BaseModel]:
+    config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, strict=True)
+    return type(f"Strict{model.__name__}", (model,), {"model_config": config})
+
+
+def build_server(repo: str | Path, cache_dir: Path | None = None) -> MCPServer:
+    """The MCP server for one repository.
+
+    Raises:
+        NotADirectoryFault: ``repo`` is not a readable directory.
+    """
+    session = _Session(resolve_root(repo), cache_dir)
+    tools: list[Tool] = []
+    for fn in _tools(session):
+        tool = Tool.from_function(
+            fn,
+            description=inspect.cleandoc(fn.__doc__ or ""),
+            annotations=READ_ONLY,
+            structured_output=False,
+        )
+        tool.parameters["additionalProperties"] = False
+        tools.append(tool)
+    gate = _ArgumentGate({t.name: _strict(t.fn_metadata.arg_model) for t in tools})
+    return MCPServer(
+        name="excerpt",
+        version=__version__,
+        instructions=(
+            "excerpt finds the exact lines to read first for a task in this repository. Call "
+            "context_plan to see ranked files and a suggested budget, context_pack to get the "
+            "excerpts, and context_retrieve with a handle to re-read lines later (stale text is "
+            "refused)."
+        ),
+        tools=tools,
+        middleware=[gate],
+        log_level="WARNING",
+    )
+
+
+def serve(repo: str | Path, cache_dir: Path | None = None) -> None:
+    """Serve over stdio until the client closes the connection."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
+    build_server(repo, cache_dir).run("stdio")

@@ -1,21 +1,14 @@
 """The SQLite index store: one database per repository in the cache, never in the repository.
 
-WAL journal, batched ``BEGIN IMMEDIATE`` transactions, numbered migrations under
-``PRAGMA user_version`` and an ``application_id`` that marks the file as ours. A database that
-is not ours, from an unknown schema version, or that fails ``quick_check`` after an unclean
-shutdown is moved aside (with its ``-wal``/``-shm``) and rebuilt, never trusted. One writer at a
-time: ``flock`` on ``writer.lock``, which the kernel releases if the writer dies.
+WAL journal, batched ``BEGIN IMMEDIATE`` transactions, rows checked on read. Opening, trust
+checks and the writer lock are in ``excerpt.index.db``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
 import sqlite3
-import stat
-import time
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -23,72 +16,36 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.discover.reader import Omission
-from excerpt.errors import CacheBusy, CacheFault
+from excerpt.errors import CacheFault
+from excerpt.index.db import (
+    CORRUPTION,
+    DB_NAME,
+    OPEN_ERRORS,
+    CorruptIndex,
+    connect,
+    is_corruption,
+    migrate,
+    quarantine,
+    untrusted_file,
+    verify,
+    writer_lock,
+)
 from excerpt.index.extract import Import
-from excerpt.index.migrations import APPLICATION_ID, MIGRATIONS
 from excerpt.index.records import FileRecord, unpack_lexicon
 from excerpt.index.resolve import Edge, FileFacts
 
-__all__ = ["CORRUPTION", "CorruptIndex", "IndexStore", "is_corruption", "writer_lock"]
-
-DB_NAME = "index.sqlite3"
-
-
-class CorruptIndex(Exception):
-    """A stored row failed its check: the database content cannot be trusted."""
-
-
-# What reading a damaged database raises; any of these means "rebuild", never "use".
-CORRUPTION: tuple[type[BaseException], ...] = (
-    CorruptIndex,
-    UnicodeDecodeError,
-    zlib.error,
-    json.JSONDecodeError,
-)
-
-
-_OPEN_ERRORS: tuple[type[BaseException], ...] = (sqlite3.DatabaseError, *CORRUPTION)
-
-
-def is_corruption(exc: BaseException) -> bool:
-    if isinstance(exc, sqlite3.DatabaseError):
-        # "disk image is malformed", "file is not a database"; not busy/full/readonly
-        return not isinstance(exc, sqlite3.OperationalError)
-    return isinstance(exc, CORRUPTION)
+__all__ = [
+    "CORRUPTION",
+    "DB_NAME",
+    "CorruptIndex",
+    "IndexStore",
+    "is_corruption",
+    "writer_lock",
+]
 
 
 def _row_check(values: Sequence[object]) -> int:
     return zlib.crc32(repr(tuple(values)).encode("utf-8", "surrogateescape"))
-
-
-_LOCK_WAIT_S = 30.0
-
-
-@contextlib.contextmanager
-def writer_lock(cache_dir: Path, wait_s: float = _LOCK_WAIT_S) -> Iterator[None]:
-    """Hold the single-writer lock of a repository's cache.
-
-    Raises:
-        CacheBusy: another process held it for longer than ``wait_s``.
-        CacheFault: the lock file cannot be created.
-    """
-    try:
-        fd = os.open(cache_dir / "writer.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    except OSError as exc:
-        raise CacheFault(f"cannot create the cache lock in {cache_dir}: {exc.strerror}") from exc
-    try:
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise CacheBusy("another excerpt process is indexing this repository") from None
-                time.sleep(0.05)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 class IndexStore:
@@ -112,23 +69,23 @@ class IndexStore:
         except OSError as exc:
             raise CacheFault(f"cannot create cache directory {cache_dir}: {exc.strerror}") from exc
         db = cache_dir / DB_NAME
-        problem = _untrusted_file(db)
+        problem = untrusted_file(db)
         if problem is None:
             conn = None
             try:
-                conn = _connect(db)
-                problem = _verify(conn)
+                conn = connect(db)
+                problem = verify(conn)
                 if problem is None:
-                    _migrate(conn)
+                    migrate(conn)
                     return cls(conn, None)
-            except _OPEN_ERRORS as exc:
+            except OPEN_ERRORS as exc:
                 problem = f"unreadable database ({type(exc).__name__})"
             if conn is not None:
                 conn.close()
-        _quarantine(cache_dir, db)
+        quarantine(cache_dir, db)
         try:
-            conn = _connect(db)
-            _migrate(conn)
+            conn = connect(db)
+            migrate(conn)
         except sqlite3.Error as exc:
             raise CacheFault(f"cannot create the index database: {exc}") from exc
         return cls(conn, problem)
@@ -143,7 +100,7 @@ class IndexStore:
         Raises:
             CacheFault: the database cannot be moved or created.
         """
-        _quarantine(cache_dir, cache_dir / DB_NAME)
+        quarantine(cache_dir, cache_dir / DB_NAME)
         store = cls.open(cache_dir)
         store.rebuilt = why
         return store
@@ -395,76 +352,3 @@ def _delete_children(c: sqlite3.Connection, ids: list[tuple[int]]) -> None:
     for table in ("symbols", "imports", "lexicon_docs"):
         c.executemany(f"DELETE FROM {table} WHERE file_id = ?", ids)
     c.executemany("DELETE FROM edges WHERE src_id = ? OR dst_id = ?", [(i, i) for (i,) in ids])
-
-
-# -- opening helpers -----------------------------------------------------------------------
-
-
-def _untrusted_file(db: Path) -> str | None:
-    try:
-        st = os.lstat(db)
-    except FileNotFoundError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return "the database path is not a regular file"
-    return None
-
-
-def _connect(db: Path) -> sqlite3.Connection:
-    fd = os.open(db, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    os.close(fd)
-    conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA busy_timeout=5000")
-    conn.execute("PRAGMA foreign_keys=ON")
-    return conn
-
-
-def _verify(conn: sqlite3.Connection) -> str | None:
-    """Why an existing database must not be trusted, or None when it is fine."""
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if app_id == 0 and version == 0:
-        tables = conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
-        return None if tables == 0 else "not an excerpt database"
-    if app_id != APPLICATION_ID:
-        return "not an excerpt database"
-    if not 1 <= version <= len(MIGRATIONS):
-        return f"unknown schema version {version}"
-    clean = conn.execute("SELECT value FROM meta WHERE key = 'clean'").fetchone()
-    if clean is None or clean[0] != "1":
-        result = conn.execute("PRAGMA integrity_check").fetchone()[0]
-        if result != "ok":
-            return "integrity check failed after an interrupted run"
-    return None
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in script.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {number}")
-            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-
-
-def _quarantine(cache_dir: Path, db: Path) -> None:
-    """Move a database and its WAL/SHM aside together, so a rebuild starts clean."""
-    parts = [p for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")) if os.path.lexists(p)]
-    if not parts:
-        return
-    target = cache_dir / f"corrupt-{time.time_ns()}"
-    try:
-        target.mkdir(mode=0o700)
-        for part in parts:
-            os.replace(part, target / part.name)
-    except OSError as exc:
-        raise CacheFault(f"cannot move an untrusted index aside: {exc.strerror}") from exc

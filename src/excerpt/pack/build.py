@@ -8,33 +8,23 @@ listed as omitted; every ranked region left out is listed with the bytes it need
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from excerpt.core import git
 from excerpt.core.hashing import sha256_hex
-from excerpt.core.lines import split_lines
-from excerpt.core.secrets import secret_lines
-from excerpt.core.settings import Limits, repo_cache_dir
-from excerpt.discover.reader import FileContent, Omission, read_file
-from excerpt.errors import UsageError
-from excerpt.index.build import IndexReport, ProgressFn, index_repository, resolve_root
-from excerpt.index.graph import load_graph
+from excerpt.index.build import ProgressFn
 from excerpt.index.store import IndexStore
-from excerpt.index.view import IndexView
 from excerpt.pack.handles import format_handle
 from excerpt.pack.model import Item, Omitted, Pack, Plan, PlanEntry
-from excerpt.pack.regions import Region, choose_regions, line_matches
-from excerpt.rank.score import Candidate, Reason, rank_files
-from excerpt.rank.task import Task, analyze_task
+from excerpt.pack.prepare import MAX_BUDGET, PackRequest, Prepared, prepare
+from excerpt.pack.regions import Region
+from excerpt.rank.score import Candidate, Reason
 
 __all__ = ["PackRequest", "build_pack", "build_plan"]
 
-_MAX_BUDGET = 10_000_000
+
 _REASON_FOR_SIGNAL = {
     "stack_frame": "lines pinned by a stack-trace frame",
     "defines": "definition of a symbol named in the task",
@@ -48,25 +38,6 @@ _WARNINGS = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PackRequest:
-    """What a plan or pack is asked for."""
-
-    repo: str | os.PathLike[str]
-    task: str
-    budget: int = 32_000
-    changed: tuple[str, ...] = ()
-    changed_from_git: bool = False
-    graph_file: Path | None = None
-    cache_dir: Path | None = None
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.budget <= _MAX_BUDGET:
-            raise UsageError(f"--budget must be between 0 and {_MAX_BUDGET} bytes")
-        if not self.task.strip():
-            raise UsageError("the task is empty")
-
-
 @dataclass(frozen=True, slots=True)
 class _Piece:
     """One contiguous, secret-free run of lines of a region, ready to serve."""
@@ -78,27 +49,13 @@ class _Piece:
     data: bytes
 
 
-@dataclass
-class _Prepared:
-    root: Path
-    cache: Path
-    report: IndexReport
-    candidates: list[Candidate]
-    files: dict[str, tuple[FileContent, list[bytes]]]
-    regions: dict[str, list[Region]]
-    secrets: dict[str, list[tuple[int, int]]]
-    omitted: list[Omitted]
-    graph: dict[str, Any] | None
-    task: Task
-
-
 def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan:
     """Ranked regions with reasons and sizes, and no source text (SPEC §4).
 
     Raises:
         UsageError, EnvironmentFault: as ``build_pack``.
     """
-    prep = _prepare(request, progress)
+    prep = prepare(request, progress)
     entries: list[PlanEntry] = []
     for cand, region, size in _ordered_regions(prep):
         prep.omitted.extend(_secret_omissions(prep, cand.path, region))
@@ -114,7 +71,7 @@ def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan
             )
         )
     firsts = [e.bytes for e in entries[:12]]
-    suggested = min(_MAX_BUDGET, math.ceil(sum(firsts) * 1.1 / 1000.0) * 1000)
+    suggested = min(MAX_BUDGET, math.ceil(sum(firsts) * 1.1 / 1000.0) * 1000)
     return Plan(
         candidates=tuple(entries),
         suggested_budget=max(suggested, 1000),
@@ -129,7 +86,7 @@ def build_pack(request: PackRequest, progress: ProgressFn | None = None) -> Pack
         UsageError: bad budget, empty task, bad changed path or graph file.
         EnvironmentFault: the repository or cache cannot be used.
     """
-    prep = _prepare(request, progress)
+    prep = prepare(request, progress)
     remaining = request.budget
     items: list[Item] = []
     omitted = list(prep.omitted)
@@ -159,163 +116,10 @@ def build_pack(request: PackRequest, progress: ProgressFn | None = None) -> Pack
     )
 
 
-# -- preparation ---------------------------------------------------------------------------
-
-
-def _prepare(request: PackRequest, progress: ProgressFn | None) -> _Prepared:
-    root = resolve_root(request.repo)
-    report = index_repository(root, cache_dir=request.cache_dir, progress=progress)
-    cache = repo_cache_dir(root, request.cache_dir)
-    store = IndexStore.open(cache)
-    try:
-        view = IndexView(store.conn)
-        task = analyze_task(request.task)
-        changed = _changed_paths(root, view, request)
-        graph: dict[str, Any] | None = None
-        edges = None
-        if request.graph_file is not None:
-            edges, digest = load_graph(request.graph_file)
-            graph = {
-                "source": "file",
-                "sha256": digest,
-                "integrity": "valid",
-                "note": "integrity valid, freshness unverified",
-            }
-        candidates = rank_files(task, view, changed=changed, edges=edges)
-        prep = _Prepared(
-            root=root, cache=cache, report=report, candidates=candidates, files={}, regions={},
-            secrets={}, omitted=[], graph=graph, task=task,
-        )  # fmt: skip
-        _read_candidates(prep, view)
-        _refused_mentions(prep, view)
-        return prep
-    finally:
-        store.close()
-
-
-def _changed_paths(root: Path, view: IndexView, request: PackRequest) -> list[str]:
-    changed = [_changed_path(root, raw) for raw in request.changed]
-    if request.changed_from_git:
-        files = view.files()
-        head = git.head_blobs(root) if git.work_tree_top(root) is not None else None
-        if head is not None:
-            changed += [
-                p for p, f in files.items() if f.status is None and head.get(p) != f.git_blob
-            ]
-            changed += [p for p in git.staged_paths(root) if p in files]
-        else:
-            changed += [p for p, f in files.items() if f.status is None]
-    return sorted(set(changed))
-
-
-def _changed_path(root: Path, raw: str) -> str:
-    """A ``--changed`` path as a workspace path: absolute, or relative to the repository
-    (as git prints them), or else to the current directory.
-
-    Raises:
-        UsageError: it is outside the repository.
-    """
-    path = Path(raw)
-    options = [path] if path.is_absolute() else [root / path, Path.cwd() / path]
-    inside: list[str] = []
-    for option in options:
-        try:
-            rel = option.resolve().relative_to(root).as_posix()
-        except (ValueError, OSError):
-            continue
-        if option.exists():
-            return rel
-        inside.append(rel)
-    if inside:
-        return inside[0]  # a deleted file: still a changed path
-    raise UsageError(f"--changed path is outside the repository: {raw}")
-
-
-def _read_candidates(prep: _Prepared, view: IndexView) -> None:
-    symbols: dict[str, list[Any]] = {}
-    for sym in view.symbols_in(c.path for c in prep.candidates):
-        symbols.setdefault(sym.path, []).append(sym)
-    weights = _term_weights(prep.task, view)
-    kept: list[Candidate] = []
-    for cand in prep.candidates:
-        content = read_file(prep.root, cand.path, Limits())
-        if isinstance(content, Omission):
-            prep.omitted.append(Omitted(path=cand.path, reason=content.reason, score=cand.score))
-            continue
-        if content.binary or content.encoding not in ("utf-8", "utf-8-sig"):
-            reason = "binary" if content.binary else "not_utf8"
-            prep.omitted.append(Omitted(path=cand.path, reason=reason, score=cand.score))
-            continue
-        lines = split_lines(content.data)
-        text_lines = [line.decode("utf-8") for line in lines]
-        matches = line_matches(text_lines, weights)
-        prep.files[cand.path] = (content, lines)
-        prep.regions[cand.path] = choose_regions(
-            len(lines), symbols.get(cand.path, []), cand.anchors, matches
-        )
-        found = secret_lines("".join(text_lines))
-        prep.secrets[cand.path] = [(f.start_line, f.end_line) for f in found]
-        # a region that is nothing but secret lines has nothing to serve or to plan: it is
-        # listed as omitted, and the file's next region takes its place
-        regions = []
-        for region in prep.regions[cand.path]:
-            if _all_secret(region, prep.secrets[cand.path]):
-                prep.omitted.append(
-                    Omitted(
-                        path=cand.path,
-                        reason="secret",
-                        start_line=region.start_line,
-                        end_line=region.end_line,
-                    )
-                )
-            else:
-                regions.append(region)
-        prep.regions[cand.path] = regions
-        if prep.regions[cand.path]:
-            kept.append(cand)
-    prep.candidates = kept
-
-
-_LINE_TERMS = 24
-
-
-def _all_secret(region: Region, secrets: list[tuple[int, int]]) -> bool:
-    covered = {
-        n for s, e in secrets for n in range(max(s, region.start_line), min(e, region.end_line) + 1)
-    }
-    return len(covered) == region.end_line - region.start_line + 1
-
-
-def _term_weights(task: Task, view: IndexView) -> dict[str, float]:
-    """IDF of the task's most telling terms, for finding lines: the rarest ones that occur,
-    and none that most files hold (they would mark half of every file)."""
-    df = view.document_frequencies(task.terms)
-    n = max(len(view.files()), 1)
-    ordered = sorted((d, t) for t, d in df.items() if d > 0)
-    telling = [(d, t) for d, t in ordered if d <= n * 0.25]
-    # a small repository can hold every word of the task in most files: keep the rarest few
-    chosen = telling if len(telling) >= 3 else ordered[:3]
-    return {t: math.log((n - d + 0.5) / (d + 0.5) + 1.0) for d, t in chosen[:_LINE_TERMS]}
-
-
-def _refused_mentions(prep: _Prepared, view: IndexView) -> None:
-    """Paths the task names that discovery refused: listed, never opened."""
-    refused = dict(view.omitted())
-    for path, status in ((p, f.status) for p, f in view.files().items() if f.status):
-        refused[path] = status or "binary"
-    listed = {o.path for o in prep.omitted}
-    for mention in prep.task.paths:
-        for path, reason in refused.items():
-            named = path == mention or path.endswith("/" + mention)
-            if named and path not in listed:
-                prep.omitted.append(Omitted(path=path, reason=reason))
-                listed.add(path)
-
-
 # -- selection -----------------------------------------------------------------------------
 
 
-def _ordered_regions(prep: _Prepared) -> list[tuple[Candidate, Region, int]]:
+def _ordered_regions(prep: Prepared) -> list[tuple[Candidate, Region, int]]:
     """Every candidate's first region in rank order, then every further region."""
     firsts: list[tuple[Candidate, Region, int]] = []
     rest: list[tuple[Candidate, Region, int]] = []
@@ -332,7 +136,7 @@ def _ordered_regions(prep: _Prepared) -> list[tuple[Candidate, Region, int]]:
     return firsts + rest
 
 
-def _secret_cuts(prep: _Prepared, path: str, region: Region) -> list[tuple[int, int]]:
+def _secret_cuts(prep: Prepared, path: str, region: Region) -> list[tuple[int, int]]:
     """The secret line ranges inside a region, clipped to it."""
     return sorted(
         (max(s, region.start_line), min(e, region.end_line))
@@ -341,7 +145,7 @@ def _secret_cuts(prep: _Prepared, path: str, region: Region) -> list[tuple[int, 
     )
 
 
-def _secret_omissions(prep: _Prepared, path: str, region: Region) -> list[Omitted]:
+def _secret_omissions(prep: Prepared, path: str, region: Region) -> list[Omitted]:
     return [
         Omitted(path=path, reason="secret", start_line=lo, end_line=hi)
         for lo, hi in _secret_cuts(prep, path, region)
@@ -353,7 +157,7 @@ def _unique_omissions(omitted: list[Omitted]) -> tuple[Omitted, ...]:
 
 
 def _pieces(
-    prep: _Prepared, cand: Candidate, region: Region, omitted: list[Omitted]
+    prep: Prepared, cand: Candidate, region: Region, omitted: list[Omitted]
 ) -> list[_Piece]:
     """The region split around secret lines (those are listed as omitted, never served)."""
     _, lines = prep.files[cand.path]
@@ -373,7 +177,7 @@ def _piece(cand: Candidate, region: Region, lines: list[bytes], start: int, end:
     return _Piece(cand, region, start, end, b"".join(lines[start - 1 : end]))
 
 
-def _fragment(prep: _Prepared, piece: _Piece, remaining: int) -> _Piece | None:
+def _fragment(prep: Prepared, piece: _Piece, remaining: int) -> _Piece | None:
     """The largest run of whole lines around the region's focus line that fits."""
     _, lines = prep.files[piece.candidate.path]
     focus = min(max(piece.region.focus, piece.start), piece.end)
@@ -395,7 +199,7 @@ def _fragment(prep: _Prepared, piece: _Piece, remaining: int) -> _Piece | None:
     return _Piece(piece.candidate, piece.region, lo, hi, b"".join(lines[lo - 1 : hi]))
 
 
-def _cut_away(prep: _Prepared, piece: _Piece, cut: _Piece) -> list[Omitted]:
+def _cut_away(prep: Prepared, piece: _Piece, cut: _Piece) -> list[Omitted]:
     _, lines = prep.files[piece.candidate.path]
     out = []
     for lo, hi in ((piece.start, cut.start - 1), (cut.end + 1, piece.end)):
@@ -414,7 +218,7 @@ def _cut_away(prep: _Prepared, piece: _Piece, cut: _Piece) -> list[Omitted]:
     return out
 
 
-def _budget_omission(prep: _Prepared, piece: _Piece) -> Omitted:
+def _budget_omission(prep: Prepared, piece: _Piece) -> Omitted:
     return Omitted(
         path=piece.candidate.path, reason="budget",
         score=_region_score(piece.candidate, piece.region),
@@ -431,7 +235,7 @@ def _reasons(cand: Candidate, region: Region) -> tuple[Reason, ...]:
     return (*cand.reasons, lines)
 
 
-def _item(prep: _Prepared, piece: _Piece, rank: int, *, truncated: bool) -> Item:
+def _item(prep: Prepared, piece: _Piece, rank: int, *, truncated: bool) -> Item:
     content, lines = prep.files[piece.candidate.path]
     exact = (piece.start, piece.end) == (piece.region.start_line, piece.region.end_line)
     if truncated:
@@ -459,7 +263,7 @@ def _item(prep: _Prepared, piece: _Piece, rank: int, *, truncated: bool) -> Item
     )
 
 
-def _remember(prep: _Prepared, items: Sequence[Item]) -> None:
+def _remember(prep: Prepared, items: Sequence[Item]) -> None:
     rows = []
     for item in items:
         _, lines = prep.files[item.path]
@@ -482,7 +286,7 @@ def _warnings(items: Sequence[Item]) -> list[dict[str, Any]]:
     return out
 
 
-def _stats(prep: _Prepared) -> dict[str, Any]:
+def _stats(prep: Prepared) -> dict[str, Any]:
     report = prep.report
     return {
         "files_discovered": report.files_discovered,

@@ -20,7 +20,8 @@ ALLOWED = {
     "pack": {"core", "discover", "index", "rank"},
     "render": {"core", "discover", "index", "rank", "pack"},
     "mcp": {"core", "discover", "index", "rank", "pack", "render"},
-    "cli": {"core", "discover", "index", "rank", "pack", "render", "mcp"},
+    "evals": {"core", "discover", "index", "rank", "pack", "render"},
+    "cli": {"core", "discover", "index", "rank", "pack", "render", "mcp", "evals"},
 }
 
 

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from excerpt import __version__
-from excerpt.cli import get_cmd, graph_cmd, index_cmd, mcp_cmd, pack_cmd
+from excerpt.cli import eval_cmd, get_cmd, graph_cmd, index_cmd, mcp_cmd, pack_cmd
 from excerpt.errors import ExcerptError
 
 __all__ = ["main"]
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     get_cmd.register(sub)
     graph_cmd.register(sub)
     mcp_cmd.register(sub)
+    eval_cmd.register(sub)
     return parser
 
 

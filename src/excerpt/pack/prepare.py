@@ -41,6 +41,7 @@ class PackRequest:
     changed_from_git: bool = False
     graph_file: Path | None = None
     cache_dir: Path | None = None
+    use_graph: bool = True  # False: rank without graph neighbours (for equal-budget evals)
 
     def __post_init__(self) -> None:
         if not 0 <= self.budget <= MAX_BUDGET:
@@ -82,6 +83,8 @@ def prepare(request: PackRequest, progress: ProgressFn | None) -> Prepared:
                 "integrity": "valid",
                 "note": "integrity valid, freshness unverified",
             }
+        if not request.use_graph:
+            edges = []
         candidates = rank_files(task, view, changed=changed, edges=edges)
         prep = Prepared(
             root=root, cache=cache, report=report, candidates=candidates, files={}, regions={},

@@ -1,0 +1,124 @@
+"""``excerpt eval``: the evaluation suites, and ``excerpt eval agent-runs FILE``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from excerpt.errors import UsageError
+from excerpt.render.text import to_json
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("eval", help="run the evaluation suites (exit 1 below a floor)")
+    p.add_argument("action", nargs="?", choices=["agent-runs"], help="agent-runs FILE")
+    p.add_argument("file", nargs="?", type=Path, help="agent-run records (JSON lines)")
+    p.add_argument("--accuracy", action="store_true", help="retrieval corpus")
+    p.add_argument("--context", action="store_true", help="six task categories, three ways")
+    p.add_argument("--savings", metavar="REPO", help="token savings on a repository")
+    p.add_argument("--tasks", type=Path, help="with --savings: tasks as JSON lines")
+    p.add_argument("--budget", type=int, default=32000, help="with --savings: byte budget")
+    p.add_argument("--all", action="store_true", help="accuracy, savings and context")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained report")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "agent-runs":
+        return _agent_runs(args)
+    from excerpt.evals.runner import EvalReport, run_suites
+    from excerpt.evals.savings import savings_for_repo
+
+    names = ["accuracy", "savings", "context"] if args.all else []
+    names += [n for n in ("accuracy", "context") if getattr(args, n) and n not in names]
+    if not names and not args.savings:
+        raise UsageError("choose --accuracy, --context, --savings REPO or --all")
+    report = run_suites(names)
+    if args.savings:
+        tasks = _tasks(args.tasks) if args.tasks else None
+        extra = savings_for_repo(args.savings, tasks, args.budget)
+        report = EvalReport((*[s for s in report.suites if s.name != "savings"], extra))
+    return _finish(args, report.to_dict(details=args.json or bool(args.html)), report.ok)
+
+
+def _finish(args: argparse.Namespace, doc: dict[str, Any], ok: bool) -> int:
+    if args.html:
+        from excerpt.evals.html import render_html
+
+        try:
+            args.html.write_text(render_html(doc), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.html}: {exc.strerror}") from None
+    if args.json:
+        sys.stdout.write(to_json(doc))
+    else:
+        sys.stdout.write(_table(doc))
+    return 0 if ok else 1
+
+
+def _table(doc: dict[str, Any]) -> str:
+    lines = [f"excerpt eval: {'pass' if doc['pass'] else 'FAIL'}", ""]
+    lines += [
+        "| suite | cases | passed | metric | value | floor |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, suite in doc["suites"].items():
+        for metric, value in suite["metrics"].items():
+            floor = suite["thresholds"].get(metric)
+            shown = "" if floor is None else f"{floor:.3f}"
+            counts = f"{suite['cases']} | {suite['passed']}"
+            lines.append(f"| {name} | {counts} | {metric} | {value:.3f} | {shown} |")
+        table = suite.get("tables", {}).get("categories")
+        if table:
+            lines += [
+                "",
+                "| category | lexical lines/files | +changed | +graph |",
+                "| --- | --- | --- | --- |",
+            ]
+            for cat, arms in table.items():
+                cells = [
+                    f"{arms[a]['line_coverage']:.2f} / {arms[a]['file_recall']:.2f}"
+                    for a in ("lexical", "+changed", "+graph")
+                ]
+                lines.append(f"| {cat} | " + " | ".join(cells) + " |")
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _tasks(path: Path) -> list[Any]:
+    from excerpt.evals.savings import SavingsTask
+
+    out = []
+    try:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                doc = json.loads(line)
+                text = doc.get("task") or doc.get("problem_statement")
+                if not isinstance(text, str):
+                    raise UsageError(f"{path}:{number}: no task or problem_statement")
+                out.append(
+                    SavingsTask(text, tuple(doc.get("expected") or doc.get("gold_files") or ()))
+                )
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read tasks from {path}: {type(exc).__name__}") from None
+    return out
+
+
+def _agent_runs(args: argparse.Namespace) -> int:
+    if args.file is None:
+        raise UsageError("eval agent-runs needs a FILE of records")
+    from excerpt.evals.agent_runs import load_records, report
+
+    doc = report(load_records(args.file)).to_dict()
+    sys.stdout.write(to_json(doc) if args.json else _agent_text(doc))
+    return 0
+
+
+def _agent_text(doc: dict[str, Any]) -> str:
+    return to_json(doc)

@@ -1,0 +1,47 @@
+"""Run the selected suites and decide: every metric at or above its floor, or exit 1."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from excerpt.evals.suites import Packer, SuiteResult, run_accuracy, run_context
+
+__all__ = ["SUITES", "EvalReport", "run_suites"]
+
+SUITES = ("accuracy", "savings", "context")
+
+
+@dataclass(frozen=True, slots=True)
+class EvalReport:
+    suites: tuple[SuiteResult, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(s.ok for s in self.suites)
+
+    def to_dict(self, *, details: bool = True) -> dict[str, Any]:
+        suites = {}
+        for suite in self.suites:
+            doc = suite.to_dict()
+            if not details:
+                doc.pop("details", None)
+            suites[suite.name] = doc
+        return {"pass": self.ok, "suites": suites}
+
+
+def run_suites(names: Sequence[str], packer: Packer | None = None) -> EvalReport:
+    """Run suites by name, in the order of ``SUITES``, with the engine's own packer unless
+    another (a test double) is given."""
+    from excerpt.evals import suites
+    from excerpt.evals.savings import savings_suite  # the tokenizer loads only when needed
+
+    chosen = packer or suites.default_packer
+
+    runners: dict[str, Callable[[Packer], SuiteResult]] = {
+        "accuracy": run_accuracy,
+        "context": run_context,
+        "savings": savings_suite,
+    }
+    return EvalReport(tuple(runners[name](chosen) for name in SUITES if name in names))

@@ -13,10 +13,10 @@ from urllib.parse import unquote, urlparse
 import anyio
 from mcp.server import MCPServer
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import Context, ListRoots, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from excerpt import __version__
@@ -82,17 +82,15 @@ class _Session:
         self.repo = repo
         self.cache_dir = cache_dir
 
-    async def root(self, ctx: Context) -> Path:
-        """The repository, refused when the client declared roots that do not hold it."""
-        caps = ctx.client_capabilities
-        if caps is None or caps.roots is None:
+    def root(self, roots: ListRootsResult | None) -> Path:
+        """The repository, refused when the client's roots do not hold it.
+
+        No roots capability, or an empty list (a client that has not scoped the session),
+        leaves the repository as given by ``--repo``.
+        """
+        if roots is None or not roots.roots:
             return self.repo
-        try:
-            declared = await ctx.session.list_roots()
-        except Exception:  # a client that declared roots but cannot list them
-            log.warning("the client declared roots but listing them failed", exc_info=True)
-            raise ToolError("could not list the client's roots; refusing to guess") from None
-        for item in declared.roots:
+        for item in roots.roots:
             path = _root_path(str(item.uri))
             if path is not None and (self.repo == path or self.repo.is_relative_to(path)):
                 return self.repo
@@ -100,6 +98,16 @@ class _Session:
 
     def first_index(self) -> bool:
         return not (repo_cache_dir(self.repo, self.cache_dir) / "index.sqlite3").exists()
+
+
+def _client_roots(ctx: Context) -> ListRoots | None:
+    """Ask for the client's roots when it declared the capability (the SDK carries the
+    request over whichever protocol version was negotiated)."""
+    caps = ctx.client_capabilities
+    return ListRoots() if caps is not None and caps.roots is not None else None
+
+
+Roots = Annotated[ListRootsResult | None, Resolve(_client_roots)]
 
 
 def _root_path(uri: str) -> Path | None:
@@ -132,22 +140,19 @@ def _first_note(first: bool) -> str:
 
 def _tools(session: _Session) -> list[Callable[..., Any]]:
     async def context_plan(
-        task: Task, ctx: Context, budget: Budget = 32000, changed_paths: ChangedPaths = None
+        task: Task, roots: Roots, budget: Budget = 32000, changed_paths: ChangedPaths = None
     ) -> CallToolResult:
         """Rank the files and line ranges to read for a task, with reasons and byte sizes but
         no source text. Cheap: call it first to see where the task lives and what budget a
         pack needs, then call context_pack."""
-        root, first = await session.root(ctx), session.first_index()
-        request = PackRequest(
-            repo=root, task=task, budget=budget, changed=tuple(changed_paths or ()),
-            cache_dir=session.cache_dir,
-        )  # fmt: skip
-        doc = (await _call(lambda: build_plan(request))).to_dict()
+        root, first = session.root(roots), session.first_index()
+        request = _request(root, task, budget, changed_paths, session)
+        doc = (await _call(lambda: build_plan(request()))).to_dict()
         return _result(_first_note(first) + render_plan(doc), doc)
 
     async def context_pack(
         task: Task,
-        ctx: Context,
+        roots: Roots,
         budget: Budget = 32000,
         changed_paths: ChangedPaths = None,
         format: Format = "md",
@@ -156,38 +161,46 @@ def _tools(session: _Session) -> list[Callable[..., Any]]:
         excerpt with path, line range, SHA-256 hashes, a handle and the reasons it was chosen,
         plus what was left out and why. Excerpts are byte-exact source; secrets and sensitive
         files are never included."""
-        root, first = await session.root(ctx), session.first_index()
-        request = PackRequest(
-            repo=root, task=task, budget=budget, changed=tuple(changed_paths or ()),
-            cache_dir=session.cache_dir,
-        )  # fmt: skip
-        doc = (await _call(lambda: build_pack(request))).to_dict()
+        root, first = session.root(roots), session.first_index()
+        request = _request(root, task, budget, changed_paths, session)
+        doc = (await _call(lambda: build_pack(request()))).to_dict()
         if format == "json":
             return _result(_first_note(first) + _pack_summary(doc), doc)
         lean = {**doc, "items": [{k: v for k, v in i.items() if k != "text"} for i in doc["items"]]}
         return _result(_first_note(first) + render_pack(doc), lean)
 
-    async def context_retrieve(handles: Handles, ctx: Context) -> CallToolResult:
+    async def context_retrieve(handles: Handles, roots: Roots) -> CallToolResult:
         """Re-read excerpts by handle. A handle whose file changed comes back stale (with
         where the same lines moved, when known), never as old text; paths outside the
         repository or sensitive ones are refused."""
-        root = await session.root(ctx)
+        root = session.root(roots)
         results = [
             r.to_dict()
             for r in await _call(lambda: get_excerpts(root, handles, cache_dir=session.cache_dir))
         ]
         return _result(render_get(results), {"results": results})
 
-    async def index_status(ctx: Context) -> CallToolResult:
+    async def index_status(roots: Roots) -> CallToolResult:
         """Refresh the repository's index (incrementally) and report what it holds: files,
         symbols, graph edges, languages and what was left out. Never needed before other
         tools, which refresh it themselves."""
-        root, first = await session.root(ctx), session.first_index()
+        root, first = session.root(roots), session.first_index()
         report = await _call(lambda: index_repository(root, cache_dir=session.cache_dir))
         doc = {**report.to_dict(), "first_index": first}
         return _result(_first_note(first) + render_index(report), doc)
 
     return [context_plan, context_pack, context_retrieve, index_status]
+
+
+def _request(
+    root: Path, task: str, budget: int, changed: list[str] | None, session: _Session
+) -> Callable[[], PackRequest]:
+    """A deferred request: building it validates, and that must happen inside ``_call`` so a
+    refusal (an empty task) becomes a tool error with its reason."""
+    return lambda: PackRequest(
+        repo=root, task=task, budget=budget, changed=tuple(changed or ()),
+        cache_dir=session.cache_dir,
+    )  # fmt: skip
 
 
 def _pack_summary(doc: dict[str, Any]) -> str:

@@ -132,7 +132,7 @@ def _changed_path(root: Path, raw: str) -> str:
         inside.append(rel)
     if inside:
         return inside[0]  # a deleted file: still a changed path
-    raise UsageError(f"--changed path is outside the repository: {raw}")
+    raise UsageError("a changed path is outside the repository")
 
 
 def _read_candidates(prep: Prepared, view: IndexView) -> None:

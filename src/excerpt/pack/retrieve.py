@@ -17,6 +17,7 @@ from typing import Any
 
 from excerpt.core.hashing import sha256_hex
 from excerpt.core.lines import split_lines
+from excerpt.core.secrets import secret_lines
 from excerpt.core.settings import Limits
 from excerpt.discover.reader import Omission, read_file
 from excerpt.discover.sensitive import is_sensitive_path
@@ -109,12 +110,23 @@ def retrieve(root: Path, raw: str, known: dict[str, KnownExcerpt] | None = None)
     if handle.end_line > len(lines):
         return answer("refused", error="line range beyond the end of the file")
     data = b"".join(lines[handle.start_line - 1 : handle.end_line])
+    if secret_lines(data.decode("utf-8")) or _inside_key_block(lines, handle):
+        # a handle binds the file, not the range: widening it must not reach a secret
+        return answer("refused", error="the range holds lines the secret detector flags")
     return answer(
         "fresh",
         start_line=handle.start_line,
         end_line=handle.end_line,
         text=data.decode("utf-8"),
         excerpt_sha256=sha256_hex(data),
+    )
+
+
+def _inside_key_block(lines: list[bytes], handle: Handle) -> bool:
+    """Whether the range lies inside a private-key block that starts above it."""
+    findings = secret_lines(b"".join(lines[: handle.end_line]).decode("utf-8"))
+    return any(
+        f.start_line <= handle.end_line and f.end_line >= handle.start_line for f in findings
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import statistics
 import tempfile
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,13 +48,16 @@ def o200k_counter() -> Counter:
     Raises:
         EnvironmentFault: the tokenizer package is not installed.
     """
-    try:
-        import bpe_openai
-    except ImportError:
-        raise EnvironmentFault(
-            "exact token counts need the eval extra: pip install 'excerpt[eval]'"
-        ) from None
-    encoding = bpe_openai.get_encoding("o200k_base")
+    with warnings.catch_warnings():  # it loads its vocabulary with a deprecated resources API
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            import bpe_openai
+        except ImportError:
+            raise EnvironmentFault(
+                "exact token counts need the eval extra: pip install 'excerpt[eval]'"
+            ) from None
+        encoding = bpe_openai.get_encoding("o200k_base")
+        encoding.encode("warm", disallowed_special=())
     return lambda text: len(encoding.encode(text, disallowed_special=()))
 
 

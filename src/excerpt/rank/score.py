@@ -270,6 +270,11 @@ def _graph(
     seeds = {path: a.score for path, a in ranked[:_SEEDS] if a.score > 0}
     if not seeds:
         return
+    fanout: dict[str, int] = defaultdict(int)
+    for src, dst, _ in edges:
+        for seed, other in ((src, dst), (dst, src)):
+            if seed in seeds and other in files:
+                fanout[seed] += 1
     boosts: dict[str, tuple[float, str]] = {}
     for src, dst, kind in edges:
         for seed, other, seed_is_src in ((src, dst, True), (dst, src, False)):
@@ -277,13 +282,24 @@ def _graph(
                 continue
             # seed_is_src: the seed imports/tests ``other``
             relation = _RELATION[(kind, seed_is_src if kind == "imports" else not seed_is_src)]
-            # a neighbour borrows a little of its seed's strength, never more than a good
-            # lexical match of its own would give
-            gain = min(seeds[seed], 2.0) * (0.25 if kind == "imports" else 0.2)
+            # A neighbour borrows a little of its seed's strength: never more than a good
+            # lexical match of its own would give, and less from a hub (an entry point that
+            # imports everything says little about any one of its imports).
+            share = 0.25 if kind == "imports" else 0.2
+            gain = min(seeds[seed], 2.0) * share / math.sqrt(max(1.0, fanout[seed] / 3.0))
+            # and more to a neighbour with evidence of its own than to a bare import
+            own = min(acc[other].score / 2.0, 1.0) if other in acc else 0.0
+            gain *= 0.25 + 0.75 * own
             if gain > boosts.get(other, (0.0, ""))[0]:
                 boosts[other] = (gain, relation)
+    # neighbours reorder what follows the seeds; they never overtake a seed
+    ceiling = min(seeds.values())
     for path, (gain, relation) in sorted(boosts.items()):
-        acc[path].add(round(gain, 6), Reason("graph", f"one hop in the import graph: {relation}"))
+        a = acc[path]
+        if a.tier == 0:
+            gain = max(0.0, min(gain, ceiling * 0.99 - a.score))
+        if gain > 0:
+            a.add(round(gain, 6), Reason("graph", f"one hop in the import graph: {relation}"))
 
 
 _LOCKS = (

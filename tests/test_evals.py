@@ -1,0 +1,110 @@
+"""The evaluation framework: metrics, floors, the broken-ranker double, reports, README."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from excerpt.cli import main
+from excerpt.evals import suites
+from excerpt.evals.metrics import line_coverage, mrr, precision_at, recall_at
+from excerpt.evals.runner import run_suites
+from excerpt.pack import PackRequest, build_pack
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+@pytest.mark.parametrize(
+    ("ranked", "relevant", "k", "precision", "recall", "reciprocal"),
+    [
+        pytest.param(["a", "b", "c"], {"a"}, 5, 1 / 3, 1.0, 1.0, id="first-of-three"),
+        pytest.param(["x", "a"], {"a", "b"}, 5, 1 / 2, 1 / 2, 1 / 2, id="second-half-found"),
+        pytest.param(["x", "y", "z", "a"], {"a"}, 3, 0.0, 0.0, 1 / 4, id="outside-top-k"),
+        pytest.param([], {"a"}, 5, 0.0, 0.0, 0.0, id="nothing-returned"),
+    ],
+)
+def test_retrieval_metrics_use_the_returned_count_as_denominator(
+    ranked: list[str],
+    relevant: set[str],
+    k: int,
+    precision: float,
+    recall: float,
+    reciprocal: float,
+) -> None:
+    assert precision_at(ranked, relevant, k) == pytest.approx(precision)
+    assert recall_at(ranked, relevant, k) == pytest.approx(recall)
+    assert mrr(ranked, relevant) == pytest.approx(reciprocal)
+
+
+def test_line_coverage_counts_expected_lines_inside_served_ranges() -> None:
+    expected = {"a.py": [[1, 4]], "b.py": [[10, 10]]}
+    assert line_coverage(expected, [("a.py", 3, 9)]) == pytest.approx(2 / 5)
+    assert line_coverage(expected, [("a.py", 1, 4), ("b.py", 5, 12)]) == 1.0
+    assert line_coverage(expected, [("c.py", 1, 99)]) == 0.0
+
+
+def _broken_packer(request: PackRequest) -> dict[str, Any]:
+    """A ranker that ignores the task: whatever a meaningless query returns."""
+    blind = PackRequest(
+        repo=request.repo, task="zzzz qqqq", budget=request.budget, cache_dir=request.cache_dir
+    )
+    return build_pack(blind).to_dict()
+
+
+def test_a_broken_ranker_falls_below_the_accuracy_floor_and_the_command_fails(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(suites, "default_packer", _broken_packer)
+    code = main(["eval", "--accuracy", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert doc["pass"] is False
+    accuracy = doc["suites"]["accuracy"]
+    assert accuracy["pass"] is False
+    assert accuracy["metrics"]["mrr"] < accuracy["thresholds"]["mrr"]
+
+
+def test_the_real_engine_meets_every_floor_and_the_readme_table_is_what_it_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["eval", "--all", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0, {n: s["metrics"] for n, s in doc["suites"].items()}
+    block = re.search(
+        r"<!-- eval-baseline:begin -->(.*?)<!-- eval-baseline:end -->",
+        README.read_text(encoding="utf-8"),
+        re.S,
+    )
+    assert block is not None
+    rows = [r.strip("|").split("|") for r in block.group(1).strip().splitlines()[2:]]
+    table = {(c[0].strip(), c[3].strip()): (int(c[1]), int(c[2]), float(c[4])) for c in rows}
+    printed = {
+        (name, metric): (suite["cases"], suite["passed"], round(value, 4))
+        for name, suite in doc["suites"].items()
+        for metric, value in suite["metrics"].items()
+    }
+    assert table == printed
+
+
+def test_every_suite_reports_the_contract_keys() -> None:
+    report = run_suites(["accuracy", "context"]).to_dict()
+    for suite in report["suites"].values():
+        assert {"cases", "passed", "metrics", "thresholds", "pass"} <= suite.keys()
+        assert suite["cases"] > 0
+
+
+def test_the_html_report_is_self_contained_and_shows_each_suite(tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+    main(["eval", "--accuracy", "--context", "--html", str(target)])
+    html = target.read_text(encoding="utf-8")
+    assert "<svg" in html and "accuracy" in html and "context" in html
+    assert "http://" not in html and "https://" not in html and "<script" not in html
+
+
+def test_eval_without_a_suite_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval"]) == 2
+    assert "Error:" in capsys.readouterr().err

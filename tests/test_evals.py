@@ -108,3 +108,16 @@ def test_the_html_report_is_self_contained_and_shows_each_suite(tmp_path: Path) 
 def test_eval_without_a_suite_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval"]) == 2
     assert "Error:" in capsys.readouterr().err
+
+
+def test_token_counts_are_exact_when_a_long_text_is_counted_in_pieces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from excerpt.evals import savings
+
+    text = (README.read_text(encoding="utf-8") + "\n\n  indented\n\tdef f():\n") * 3
+    whole = savings.o200k_counter()(text)  # under the encoder's cap: one call
+    monkeypatch.setattr(savings, "_CHUNK_CHARS", 300)
+    assert len(savings._chunks(text)) > 10
+    assert "".join(savings._chunks(text)) == text
+    assert savings.o200k_counter()(text) == whole

@@ -5,6 +5,7 @@ a perfect one). Exact o200k counts come from ``bpe-openai``, which ships the voc
 from __future__ import annotations
 
 import hashlib
+import re
 import statistics
 import tempfile
 import warnings
@@ -58,7 +59,35 @@ def o200k_counter() -> Counter:
             ) from None
         encoding = bpe_openai.get_encoding("o200k_base")
         encoding.encode("warm", disallowed_special=())
-    return lambda text: len(encoding.encode(text, disallowed_special=()))
+
+    def count(text: str) -> int:
+        return sum(len(encoding.encode(c, disallowed_special=())) for c in _chunks(text))
+
+    return count
+
+
+_CHUNK_CHARS = 100_000
+_BOUNDARY = re.compile(r"\n(?=\S)")
+_WORD_GAP = re.compile(r"(?<=\S)(?= \S)")  # a single space before a word: " word" stays whole
+
+
+def _chunks(text: str) -> list[str]:
+    """Pieces of at most about ``_CHUNK_CHARS``, cut only after a newline that precedes a
+    non-space character: o200k's pre-tokenizer never joins across such a point, so the sum of
+    the pieces' counts is the count of the whole (the encoder caps one call's input)."""
+    out: list[str] = []
+    start = 0
+    while len(text) - start > _CHUNK_CHARS:
+        cut = None
+        for match in _BOUNDARY.finditer(text, start + _CHUNK_CHARS // 2, start + _CHUNK_CHARS):
+            cut = match.end()
+        if cut is None:  # no line boundary (a minified line): cut before a word instead
+            gaps = list(_WORD_GAP.finditer(text, start + _CHUNK_CHARS // 2, start + _CHUNK_CHARS))
+            cut = gaps[-1].start() if gaps else start + _CHUNK_CHARS
+        out.append(text[start:cut])
+        start = cut
+    out.append(text[start:])
+    return out
 
 
 def _texts(root: Path, cache: Path | None) -> dict[str, str]:

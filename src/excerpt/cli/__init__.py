@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from excerpt import __version__
-from excerpt.cli import eval_cmd, get_cmd, graph_cmd, index_cmd, mcp_cmd, pack_cmd
+from excerpt.cli import bench_cmd, eval_cmd, get_cmd, graph_cmd, index_cmd, mcp_cmd, pack_cmd
 from excerpt.errors import ExcerptError
 
 __all__ = ["main"]
@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     graph_cmd.register(sub)
     mcp_cmd.register(sub)
     eval_cmd.register(sub)
+    bench_cmd.register(sub)
     return parser
 
 

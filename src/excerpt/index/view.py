@@ -82,12 +82,17 @@ class IndexView:
         """Paths discovery refused, with reasons (sensitive ones by name only)."""
         return [(str(p), str(r)) for p, r in self.conn.execute("SELECT path, reason FROM omitted")]
 
-    def lexical(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+    def lexical(
+        self,
+        terms: Sequence[str],
+        limit: int,
+        field_weights: tuple[float, float, float] = FIELD_WEIGHTS,
+    ) -> list[tuple[str, float]]:
         """Files matching any term, best first, with a positive BM25 score."""
         if not terms:
             return []
         query = " OR ".join(_quote(t) for t in terms)
-        weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
+        weights = ", ".join(str(w) for w in field_weights)
         ids = self._paths_by_id()
         rows = self.conn.execute(
             f"SELECT rowid, bm25(lexicon, {weights}) AS s FROM lexicon WHERE lexicon MATCH ?"

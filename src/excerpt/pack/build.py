@@ -22,7 +22,7 @@ from excerpt.pack.prepare import MAX_BUDGET, PackRequest, Prepared, prepare
 from excerpt.pack.regions import Region
 from excerpt.rank.score import Candidate, Reason
 
-__all__ = ["PackRequest", "build_pack", "build_plan"]
+__all__ = ["PackRequest", "build_pack", "build_packs", "build_plan", "select"]
 
 
 _REASON_FOR_SIGNAL = {
@@ -86,8 +86,21 @@ def build_pack(request: PackRequest, progress: ProgressFn | None = None) -> Pack
         UsageError: bad budget, empty task, bad changed path or graph file.
         EnvironmentFault: the repository or cache cannot be used.
     """
+    return select(prepare(request, progress), request.task, request.budget)
+
+
+def build_packs(
+    request: PackRequest, budgets: Sequence[int], progress: ProgressFn | None = None
+) -> tuple[list[Candidate], list[Pack]]:
+    """The ranked candidates and one pack per budget, from a single preparation (one index
+    refresh, one ranking): what a benchmark at several budgets needs."""
     prep = prepare(request, progress)
-    remaining = request.budget
+    return list(prep.candidates), [select(prep, request.task, budget) for budget in budgets]
+
+
+def select(prep: Prepared, task: str, budget: int) -> Pack:
+    """Fill ``budget`` bytes from a prepared ranking."""
+    remaining = budget
     items: list[Item] = []
     omitted = list(prep.omitted)
     for cand, region, _size in _ordered_regions(prep):
@@ -106,8 +119,8 @@ def build_pack(request: PackRequest, progress: ProgressFn | None = None) -> Pack
                 omitted.append(_budget_omission(prep, piece))
     _remember(prep, items)
     return Pack(
-        task_sha256=sha256_hex(request.task.encode("utf-8", "surrogatepass")),
-        budget_bytes=request.budget,
+        task_sha256=sha256_hex(task.encode("utf-8", "surrogatepass")),
+        budget_bytes=budget,
         items=tuple(items),
         omitted=_unique_omissions(omitted),
         warnings=tuple(_warnings(items)),

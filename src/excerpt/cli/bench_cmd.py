@@ -1,0 +1,72 @@
+"""``excerpt bench localize``: localization accuracy and line coverage beside BM25."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from excerpt.errors import UsageError
+from excerpt.render.progress import ProgressBar
+from excerpt.render.text import to_json
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("bench", help="benchmarks")
+    actions = p.add_subparsers(dest="bench", required=True)
+    loc = actions.add_parser("localize", help="file localization and line coverage vs BM25")
+    loc.add_argument("--dataset", type=Path, required=True, help="tasks, JSON lines")
+    loc.add_argument(
+        "--git-dir", action="append", default=[], metavar="OWNER/NAME=GITDIR",
+        help="a local git directory per repository of the dataset (repeatable)",
+    )  # fmt: skip
+    loc.add_argument("--limit", type=int, help="only the first N tasks")
+    loc.add_argument("--repos", help="only these repositories (comma-separated OWNER/NAME)")
+    loc.add_argument("--budgets", default="4000,8000,16000,32000", help="pack budgets, bytes")
+    loc.add_argument("--out", type=Path, required=True, help="output directory")
+    loc.add_argument("--json", action="store_true", help="print report.json")
+    loc.set_defaults(handler=run)
+
+
+def _git_dirs(specs: list[str]) -> dict[str, Path]:
+    out = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or "/" not in name or not Path(path).is_dir():
+            raise UsageError(
+                f"--git-dir wants OWNER/NAME=GITDIR with an existing directory: {spec}"
+            )
+        out[name] = Path(path).resolve()
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from excerpt.evals.bench import load_tasks, render_report, run_localize, summarise
+
+    try:
+        budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
+    except ValueError:
+        raise UsageError("--budgets wants comma-separated byte counts") from None
+    tasks = load_tasks(args.dataset)
+    if args.repos:
+        wanted = {r.strip() for r in args.repos.split(",")}
+        tasks = [t for t in tasks if t.repo in wanted]
+    tasks = tasks[: args.limit] if args.limit else tasks
+    bar = ProgressBar(sys.stderr, "tasks") if sys.stderr.isatty() and not args.json else None
+    try:
+        rows = run_localize(tasks, _git_dirs(args.git_dir), args.out, budgets, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    report = summarise(rows, budgets)
+    (args.out / "report.json").write_text(to_json(report), encoding="utf-8")
+    (args.out / "report.md").write_text(render_report(report, budgets), encoding="utf-8")
+    with (args.out / "details.jsonl").open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, sort_keys=True) + "\n")
+    sys.stdout.write(to_json(report) if args.json else render_report(report, budgets))
+    return 0

@@ -1,0 +1,317 @@
+"""``excerpt bench localize``: file localization and line coverage on real issues, beside a
+plain BM25 file ranker measured in the same run (SPEC §10, §11).
+
+Each task's tree is exported from a local git directory at its base commit into one working
+directory per repository, writing only files whose bytes changed, so the index refreshes
+incrementally between tasks. The query is the problem statement alone.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import statistics
+import tarfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from excerpt.core import git
+from excerpt.core.settings import repo_cache_dir
+from excerpt.errors import UsageError
+from excerpt.evals.metrics import line_coverage, mean, mrr
+from excerpt.index.languages import PARSED_LANGUAGES
+from excerpt.index.store import IndexStore
+from excerpt.index.tokens import terms
+from excerpt.index.view import IndexView
+from excerpt.pack.build import build_packs
+from excerpt.pack.prepare import PackRequest
+
+__all__ = ["BenchTask", "bm25_ranking", "export_tree", "load_tasks", "run_localize", "summarise"]
+
+KS = (1, 3, 5, 10)
+TOP = 50
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BenchTask:
+    instance_id: str
+    repo: str
+    base_commit: str
+    problem_statement: str
+    gold_files: tuple[str, ...]
+    gold_changed_lines: dict[str, list[list[int]]] = field(default_factory=dict)
+    repo_dir: str | None = None
+
+
+def load_tasks(path: Path, limit: int | None = None) -> list[BenchTask]:
+    """Tasks from JSON lines.
+
+    Raises:
+        UsageError: unreadable file or a task without its required fields.
+    """
+    tasks: list[BenchTask] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise UsageError(f"cannot read dataset {path}: {exc.strerror}") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+            tasks.append(
+                BenchTask(
+                    instance_id=str(doc["instance_id"]),
+                    repo=str(doc.get("repo", "")),
+                    base_commit=str(doc.get("base_commit", "")),
+                    problem_statement=str(doc["problem_statement"]),
+                    gold_files=tuple(doc["gold_files"]),
+                    gold_changed_lines=dict(doc.get("gold_changed_lines") or {}),
+                    repo_dir=doc.get("repo_dir"),
+                )
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"{path}:{number}: malformed task ({type(exc).__name__})") from None
+        if limit is not None and len(tasks) >= limit:
+            break
+    return tasks
+
+
+def export_tree(git_dir: Path, commit: str, workdir: Path) -> None:
+    """Make ``workdir`` hold exactly the tree of ``commit``, rewriting only changed files.
+
+    Raises:
+        GitFault: git cannot read the commit.
+    """
+    proc = git.run_git(workdir.parent, "--git-dir", str(git_dir), "archive", "--format=tar", commit)
+    wanted: set[str] = set()
+    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as archive:
+        for member in archive:
+            name = member.name.rstrip("/")
+            if name.startswith("/") or ".." in name.split("/") or member.isdir():
+                continue
+            wanted.add(name)
+            _sync_member(archive, member, workdir / name)
+    _remove_others(workdir, wanted)
+
+
+def _sync_member(archive: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if member.issym():
+        if target.is_symlink() and os.readlink(target) == member.linkname:
+            return
+        if target.exists() or target.is_symlink():
+            target.unlink()
+        target.symlink_to(member.linkname)
+        return
+    source = archive.extractfile(member)
+    if source is None:
+        return
+    data = source.read()
+    if target.is_symlink():
+        target.unlink()
+    elif target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
+        return  # same bytes: keep the mtime, so the index reuses the file
+    target.write_bytes(data)
+
+
+def _remove_others(workdir: Path, wanted: set[str]) -> None:
+    for dirpath, dirnames, filenames in os.walk(workdir, topdown=False):
+        for name in filenames:
+            path = Path(dirpath) / name
+            if path.relative_to(workdir).as_posix() not in wanted:
+                path.unlink()
+        for name in dirnames:
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                if path.relative_to(workdir).as_posix() not in wanted:
+                    path.unlink()
+            elif not any(path.iterdir()):
+                path.rmdir()
+
+
+def bm25_ranking(view: IndexView, text: str) -> list[str]:
+    """The baseline: plain BM25 over source files (path, symbol names and content, equal
+    weights), query = every identifier-split term of the issue text."""
+    query = list(dict.fromkeys(terms(text)))[:256]
+    files = view.files()
+    hits = view.lexical(query, 400, field_weights=(1.0, 1.0, 1.0))
+    return [p for p, _ in hits if files[p].language in PARSED_LANGUAGES][:TOP]
+
+
+def _file_metrics(ranked: Sequence[str], gold: set[str]) -> dict[str, float]:
+    out = {f"acc@{k}": float(bool(gold) and gold <= set(ranked[:k])) for k in KS}
+    out["hit@5"] = float(bool(gold & set(ranked[:5])))
+    out["mrr"] = mrr(ranked, gold)
+    return out
+
+
+ProgressFn = Callable[[int, int], None]
+
+
+def run_localize(
+    tasks: Sequence[BenchTask],
+    git_dirs: dict[str, Path],
+    out: Path,
+    budgets: Sequence[int],
+    progress: ProgressFn | None = None,
+) -> list[dict[str, Any]]:
+    """Rank, pack and score every task; write ``predictions.jsonl`` as it goes."""
+    out.mkdir(parents=True, exist_ok=True)
+    cache = out / "cache"
+    rows: list[dict[str, Any]] = []
+    with (out / "predictions.jsonl").open("w", encoding="utf-8") as predictions:
+        for done, task in enumerate(tasks, start=1):
+            row = _run_one(task, git_dirs, out, cache, budgets)
+            predictions.write(
+                json.dumps({"instance_id": task.instance_id, "files": row.pop("files")}) + "\n"
+            )
+            rows.append(row)
+            if progress is not None:
+                progress(done, len(tasks))
+    return rows
+
+
+def _workdir(task: BenchTask, git_dirs: dict[str, Path], out: Path) -> Path:
+    if task.repo_dir:
+        return Path(task.repo_dir)
+    if task.repo not in git_dirs:
+        raise UsageError(f"no --git-dir given for repository {task.repo}")
+    workdir = out / "work" / task.repo.replace("/", "__")
+    workdir.mkdir(parents=True, exist_ok=True)
+    export_tree(git_dirs[task.repo], task.base_commit, workdir)
+    return workdir
+
+
+def _run_one(
+    task: BenchTask, git_dirs: dict[str, Path], out: Path, cache: Path, budgets: Sequence[int]
+) -> dict[str, Any]:
+    root = _workdir(task, git_dirs, out)
+    started = time.perf_counter()
+    request = PackRequest(
+        repo=root, task=task.problem_statement, budget=max(budgets), cache_dir=cache
+    )
+    candidates, packs = build_packs(request, budgets)
+    latency = time.perf_counter() - started
+    ranked = list(dict.fromkeys(c.path for c in candidates))[:TOP]
+    started = time.perf_counter()
+    store = IndexStore.open(repo_cache_dir(root.resolve(), cache))
+    try:
+        view = IndexView(store.conn)
+        baseline = bm25_ranking(view, task.problem_statement)
+        present = set(view.files())
+    finally:
+        store.close()
+    bm25_latency = time.perf_counter() - started
+    gold = {g for g in task.gold_files if g in present}
+    lines = {p: r for p, r in task.gold_changed_lines.items() if p in gold}
+    coverage = {
+        str(b): line_coverage(lines, [(i.path, i.start_line, i.end_line) for i in pack.items])
+        for b, pack in zip(budgets, packs, strict=True)
+    }
+    baseline_cov = {str(b): _baseline_coverage(root, baseline, lines, b) for b in budgets}
+    return {
+        "instance_id": task.instance_id,
+        "repo": task.repo,
+        "files": ranked,
+        "gold": sorted(gold),
+        "excerpt": {**_file_metrics(ranked, gold), "line_coverage": coverage, "latency_s": latency},
+        "bm25": {
+            **_file_metrics(baseline, gold),
+            "line_coverage": baseline_cov,
+            "latency_s": bm25_latency,
+        },
+    }
+
+
+def _baseline_coverage(
+    root: Path, ranked: Iterable[str], lines: dict[str, list[list[int]]], budget: int
+) -> float:
+    """BM25's packs: whole files in rank order (cut to whole lines at the end) within budget."""
+    served = []
+    remaining = budget
+    for path in ranked:
+        if remaining <= 0:
+            break
+        try:
+            data = (root / path).read_bytes()
+        except OSError:
+            continue
+        count = 0
+        used = 0
+        for line in data.splitlines(keepends=True):
+            if used + len(line) > remaining:
+                break
+            used += len(line)
+            count += 1
+        if count:
+            served.append((path, 1, count))
+        remaining -= used
+    return line_coverage(lines, served)
+
+
+def summarise(rows: Sequence[dict[str, Any]], budgets: Sequence[int]) -> dict[str, Any]:
+    """``report.json``: excerpt and BM25 side by side (SPEC §11)."""
+    report: dict[str, Any] = {"n": len(rows)}
+    for system in ("excerpt", "bm25"):
+        runs = [r[system] for r in rows]
+        latencies = sorted(r["latency_s"] * 1000 for r in runs)
+        report[system] = {
+            **{
+                m: round(mean(r[m] for r in runs), 4)
+                for m in ("acc@1", "acc@3", "acc@5", "acc@10", "hit@5", "mrr")
+            },
+            "line_coverage": {
+                str(b): round(mean(r["line_coverage"][str(b)] for r in runs), 4) for b in budgets
+            },
+            "latency_ms": {
+                "p50": round(statistics.median(latencies), 1) if latencies else 0.0,
+                "p95": round(latencies[int(0.95 * (len(latencies) - 1))], 1) if latencies else 0.0,
+            },
+        }
+    repos = sorted({r["repo"] for r in rows})
+    report["per_repo"] = {
+        repo: {
+            "n": sum(r["repo"] == repo for r in rows),
+            "excerpt_acc@5": round(
+                mean(r["excerpt"]["acc@5"] for r in rows if r["repo"] == repo), 4
+            ),
+            "bm25_acc@5": round(mean(r["bm25"]["acc@5"] for r in rows if r["repo"] == repo), 4),
+        }
+        for repo in repos
+    }
+    return report
+
+
+def render_report(report: dict[str, Any], budgets: Sequence[int]) -> str:
+    metrics = ["acc@1", "acc@3", "acc@5", "acc@10", "hit@5", "mrr"]
+    lines = [
+        f"# Localization benchmark ({report['n']} tasks)",
+        "",
+        "| metric | excerpt | BM25 |",
+        "| --- | --- | --- |",
+    ]
+    for m in metrics:
+        lines.append(f"| {m} | {report['excerpt'][m] * 100:.1f} | {report['bm25'][m] * 100:.1f} |")
+    for b in budgets:
+        lines.append(
+            f"| line coverage @ {b} B | {report['excerpt']['line_coverage'][str(b)] * 100:.1f}"
+            f" | {report['bm25']['line_coverage'][str(b)] * 100:.1f} |"
+        )
+    for q in ("p50", "p95"):
+        ours, theirs = report["excerpt"]["latency_ms"][q], report["bm25"]["latency_ms"][q]
+        lines.append(f"| latency {q} (ms) | {ours} | {theirs} |")
+    lines += [
+        "",
+        "| repository | tasks | excerpt Acc@5 | BM25 Acc@5 |",
+        "| --- | --- | --- | --- |",
+    ]
+    for repo, r in report["per_repo"].items():
+        lines.append(
+            f"| {repo} | {r['n']} | {r['excerpt_acc@5'] * 100:.1f} | {r['bm25_acc@5'] * 100:.1f} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -54,7 +54,9 @@ def git_env() -> dict[str, str]:
     return env
 
 
-def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+def run_git(
+    cwd: Path, *args: str, check: bool = True, input: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
     """Run ``git`` read-only in ``cwd``.
 
     Raises:
@@ -66,7 +68,7 @@ def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
             argv,
             cwd=cwd,
             env=git_env(),
-            stdin=subprocess.DEVNULL,
+            input=input if input is not None else b"",
             capture_output=True,
             timeout=_TIMEOUT_S,
             check=False,

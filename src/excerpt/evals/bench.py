@@ -8,11 +8,9 @@ incrementally between tasks. The query is the problem statement alone.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import statistics
-import tarfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -81,37 +79,58 @@ def load_tasks(path: Path, limit: int | None = None) -> list[BenchTask]:
     return tasks
 
 
-def export_tree(git_dir: Path, commit: str, workdir: Path) -> None:
-    """Make ``workdir`` hold exactly the tree of ``commit``, rewriting only changed files.
+def export_tree(git_dir: Path, commit: str, workdir: Path) -> int:
+    """Make ``workdir`` hold the tree of ``commit``, rewriting only files whose bytes changed.
+
+    Reads objects (``ls-tree`` + ``cat-file --batch``), so a blob missing from a partial
+    clone (a large data file) is skipped instead of failing the export. Returns how many
+    blobs were missing.
 
     Raises:
         GitFault: git cannot read the commit.
     """
-    proc = git.run_git(workdir.parent, "--git-dir", str(git_dir), "archive", "--format=tar", commit)
-    wanted: set[str] = set()
-    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as archive:
-        for member in archive:
-            name = member.name.rstrip("/")
-            if name.startswith("/") or ".." in name.split("/") or member.isdir():
-                continue
-            wanted.add(name)
-            _sync_member(archive, member, workdir / name)
-    _remove_others(workdir, wanted)
+    listing = git.run_git(
+        workdir.parent, "--git-dir", str(git_dir), "ls-tree", "-r", "-z", "--full-tree", commit
+    )
+    entries = []
+    for entry in listing.stdout.split(b"\0"):
+        meta, _, raw_path = entry.partition(b"\t")
+        fields = meta.split()
+        if len(fields) == 3 and fields[1] == b"blob":
+            path = raw_path.decode("utf-8", "surrogateescape")
+            if not path.startswith("/") and ".." not in path.split("/"):
+                entries.append((fields[0], fields[2].decode(), path))
+    batch = git.run_git(
+        workdir.parent, "--git-dir", str(git_dir), "cat-file", "--batch",
+        input="".join(f"{sha}\n" for _, sha, _ in entries).encode(),
+    ).stdout  # fmt: skip
+    missing = 0
+    offset = 0
+    for mode, _sha, path in entries:
+        header_end = batch.index(b"\n", offset)
+        header = batch[offset:header_end].split()
+        offset = header_end + 1
+        if len(header) < 3 or header[1] != b"blob":
+            missing += 1
+            continue
+        size = int(header[2])
+        data = batch[offset : offset + size]
+        offset += size + 1
+        _sync(workdir / path, data, symlink=mode == b"120000")
+    _remove_others(workdir, {p for _, _, p in entries})
+    return missing
 
 
-def _sync_member(archive: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> None:
+def _sync(target: Path, data: bytes, *, symlink: bool) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    if member.issym():
-        if target.is_symlink() and os.readlink(target) == member.linkname:
+    if symlink:
+        link = data.decode("utf-8", "surrogateescape")
+        if target.is_symlink() and os.readlink(target) == link:
             return
         if target.exists() or target.is_symlink():
             target.unlink()
-        target.symlink_to(member.linkname)
+        target.symlink_to(link)
         return
-    source = archive.extractfile(member)
-    if source is None:
-        return
-    data = source.read()
     if target.is_symlink():
         target.unlink()
     elif target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:

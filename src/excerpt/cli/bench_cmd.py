@@ -51,11 +51,15 @@ def run(args: argparse.Namespace) -> int:
         budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
     except ValueError:
         raise UsageError("--budgets wants comma-separated byte counts") from None
+    if not budgets or min(budgets) < 0:
+        raise UsageError("--budgets wants one or more byte counts of 0 or more")
+    if args.limit is not None and args.limit < 0:
+        raise UsageError("--limit must be 0 or more")
     tasks = load_tasks(args.dataset)
     if args.repos:
         wanted = {r.strip() for r in args.repos.split(",")}
         tasks = [t for t in tasks if t.repo in wanted]
-    tasks = tasks[: args.limit] if args.limit else tasks
+    tasks = tasks[: args.limit] if args.limit is not None else tasks
     bar = ProgressBar(sys.stderr, "tasks") if sys.stderr.isatty() and not args.json else None
     try:
         rows = run_localize(tasks, _git_dirs(args.git_dir), args.out, budgets, progress=bar)

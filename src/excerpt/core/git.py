@@ -98,11 +98,23 @@ def work_tree_top(directory: Path) -> Path | None:
     proc = run_git(directory, "rev-parse", "--show-toplevel", check=False)
     if proc.returncode == 0:
         top = proc.stdout.decode("utf-8", "surrogateescape").strip()
+        if top and _ignored_by_enclosing(directory, Path(top)):
+            return None  # an ignored directory inside a repository is not git's to list
         return Path(top) if top else None
     message = _first_line(proc.stderr)
     if "dubious ownership" in message:
         raise GitFault(message)
     return None
+
+
+def _ignored_by_enclosing(directory: Path, top: Path) -> bool:
+    """Whether ``directory`` lies in a part of the repository at ``top`` that git ignores."""
+    resolved = directory.resolve()
+    if resolved == top.resolve():
+        return False
+    rel = resolved.relative_to(top.resolve()).as_posix()
+    proc = run_git(top, "check-ignore", "-q", "--", rel, check=False)
+    return proc.returncode == 0
 
 
 def ls_files(directory: Path) -> tuple[list[str], list[str]]:

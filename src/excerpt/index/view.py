@@ -97,9 +97,14 @@ class IndexView:
         rows = self.conn.execute(
             f"SELECT rowid, bm25(lexicon, {weights}) AS s FROM lexicon WHERE lexicon MATCH ?"
             " ORDER BY s LIMIT ?",
-            (query, limit),
+            (query, limit * 2),
         )
-        return [(ids[rowid], -score) for rowid, score in rows if rowid in ids]
+        # ties break by path, not by row id (which depends on what was indexed before)
+        hits = sorted(
+            ((ids[rowid], -round(score, 9)) for rowid, score in rows if rowid in ids),
+            key=lambda hit: (-hit[1], hit[0]),
+        )
+        return hits[:limit]
 
     def document_frequencies(self, terms: Iterable[str]) -> dict[str, int]:
         """How many files hold each term (any field)."""

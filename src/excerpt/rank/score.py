@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from excerpt.index.languages import PARSED_LANGUAGES
 from excerpt.index.view import FileInfo, IndexView
 from excerpt.rank.task import Task
 
@@ -151,11 +152,16 @@ def _named_paths(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -
     by_name = _by_name(files)
     for module in task.modules:
         same_name = by_name.get(posixpath.basename(module), [])
+        # a package's __init__ is where imports land, rarely where the change is
+        gain = 0.5 if module.endswith("__init__.py") else 1.5
         for path in (p for p in same_name if p == module or p.endswith("/" + module)):
-            acc[path].add(1.5, Reason("path", "module named by a dotted name in the task"))
+            acc[path].add(gain, Reason("path", "module named by a dotted name in the task"))
     for mention in task.paths:
+        # a bare file name ("manage.py", "setup.cfg") is often generic talk; a path is not
+        pinned = "/" in mention
         for path in _match_paths(mention, files, by_name):
-            acc[path].add(5.0, Reason("path", "path or file name named in the task"), _TIER_PINNED)
+            reason = Reason("path", "path or file name named in the task")
+            acc[path].add(5.0 if pinned else 2.0, reason, _TIER_PINNED if pinned else 0)
 
 
 def _frame_path(
@@ -328,6 +334,7 @@ _DEMOTIONS: tuple[tuple[str, re.Pattern[str], float], ...] = (
     ),
     ("fixture or snapshot", re.compile(r"(^|/)(fixtures?|testdata|__snapshots__)/|\.snap$"), 0.3),
 )
+_TEST_DATA = re.compile(r"(^|/)(tests?|testing|spec)/")
 _DOCS = re.compile(r"\.(md|rst|txt|adoc)$|(^|/)docs?/", re.I)
 
 
@@ -341,7 +348,15 @@ def _demote(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> Non
                 a.reasons.append(Reason("demoted", label))
                 break
         else:
-            if files.get(path) is not None and files[path].is_test and not task.mentions_tests:
+            info = files.get(path)
+            if (
+                info is not None
+                and _TEST_DATA.search(path)
+                and info.language not in PARSED_LANGUAGES
+            ):
+                a.score *= 0.3
+                a.reasons.append(Reason("demoted", "test data file"))
+            elif info is not None and info.is_test and not task.mentions_tests:
                 a.score *= 0.6
                 a.reasons.append(Reason("demoted", "test file (the task does not mention tests)"))
             elif _DOCS.search(path):

@@ -180,7 +180,7 @@ def analyze_task(text: str) -> Task:
         paths=_unique([_clean_path(p) for p in paths if not p.startswith(("http", "www."))]),
         modules=_unique(modules),
         frames=frames,
-        mentions_tests=bool(re.search(r"\btests?\b|\bspec\b|pytest|unittest", lowered)),
+        mentions_tests=_about_tests(lowered, paths, identifiers),
     )
 
 
@@ -211,6 +211,23 @@ def _module_paths(parts: list[str]) -> list[str]:
     if len(parts) >= 3 and parts[-1][:1].isupper() and all(p.islower() for p in parts[:-1]):
         out.append("/".join(parts) + ".java")
     return out
+
+
+_TEST_TALK = re.compile(
+    r"\b(test suite|test case|testcase|unit tests?|failing tests?|flaky|test fixture"
+    r"|tests? (?:fails?|failed|failing|pass|passes)|add(?:ing)? (?:a )?tests?"
+    r"|pytest|unittest|jest|spec)\b"
+)
+
+
+def _about_tests(lowered: str, paths: list[str], identifiers: list[str]) -> bool:
+    """Whether the task is about tests: names a test file or test function, or talks about
+    the test suite. A passing "I wrote a test" in an issue is not enough."""
+    if any("test" in p.lower() for p in paths):
+        return True
+    if any(i.startswith(("test_", "Test")) for i in identifiers):
+        return True
+    return bool(_TEST_TALK.search(lowered))
 
 
 def _clean_path(path: str) -> str:

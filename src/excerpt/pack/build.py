@@ -132,11 +132,16 @@ def select(prep: Prepared, task: str, budget: int) -> Pack:
 # -- selection -----------------------------------------------------------------------------
 
 
+_BREADTH = 8
+
+
 def _ordered_regions(prep: Prepared) -> list[tuple[Candidate, Region, int]]:
-    """Every candidate's first region in rank order, then every further region."""
+    """The first region of each of the top files in rank order (every file the change may
+    touch, before anything else), then every other region by its own score: a strong file's
+    second function before a weak file's first."""
     firsts: list[tuple[Candidate, Region, int]] = []
     rest: list[tuple[Candidate, Region, int]] = []
-    for cand in prep.candidates:
+    for rank, cand in enumerate(prep.candidates):
         _, lines = prep.files[cand.path]
         secret = {n for s, e in prep.secrets.get(cand.path, []) for n in range(s, e + 1)}
         for i, region in enumerate(prep.regions[cand.path]):
@@ -145,7 +150,8 @@ def _ordered_regions(prep: Prepared) -> list[tuple[Candidate, Region, int]]:
                 for n in range(region.start_line, region.end_line + 1)
                 if n not in secret
             )
-            (firsts if i == 0 else rest).append((cand, region, size))
+            (firsts if i == 0 and rank < _BREADTH else rest).append((cand, region, size))
+    rest.sort(key=lambda r: (-r[0].tier, -_region_score(r[0], r[1]), r[0].path, r[1].start_line))
     return firsts + rest
 
 

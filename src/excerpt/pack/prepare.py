@@ -154,8 +154,10 @@ def _read_candidates(prep: Prepared, view: IndexView) -> None:
         text_lines = [line.decode("utf-8") for line in lines]
         matches = line_matches(text_lines, weights)
         prep.files[cand.path] = (content, lines)
+        # the strongest files get more of their matching places to choose from
+        depth = _DEEP_REGIONS if len(kept) < _DEEP_FILES else _SHALLOW_REGIONS
         prep.regions[cand.path] = choose_regions(
-            len(lines), symbols.get(cand.path, []), cand.anchors, matches
+            len(lines), symbols.get(cand.path, []), cand.anchors, matches, depth
         )
         found = secret_lines("".join(text_lines))
         prep.secrets[cand.path] = [(f.start_line, f.end_line) for f in found]
@@ -181,6 +183,7 @@ def _read_candidates(prep: Prepared, view: IndexView) -> None:
 
 
 _LINE_TERMS = 24
+_DEEP_FILES, _DEEP_REGIONS, _SHALLOW_REGIONS = 8, 6, 2
 
 
 def _all_secret(region: Region, secrets: list[tuple[int, int]]) -> bool:

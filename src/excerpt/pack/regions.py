@@ -78,6 +78,7 @@ def choose_regions(
     symbols: Sequence[SymbolSpan],
     anchors: Sequence[Anchor],
     matches: Sequence[tuple[int, float, tuple[str, ...]]],
+    max_lexical: int = _MAX_LEXICAL_REGIONS,
 ) -> list[Region]:
     """Regions for one file, strongest first, merged and deterministic."""
     if total_lines <= 0:
@@ -100,7 +101,7 @@ def choose_regions(
             )
         else:
             regions.append(_around(start, total_lines, symbols, anchor.weight, anchor.signal))
-    regions.extend(_lexical_regions(total_lines, symbols, matches, regions))
+    regions.extend(_lexical_regions(total_lines, symbols, matches, regions, max_lexical))
     if not regions:
         if total_lines <= WHOLE_FILE_LINES:
             regions.append(Region(1, total_lines, "file", 0.1, 1, "head"))
@@ -114,6 +115,7 @@ def _lexical_regions(
     symbols: Sequence[SymbolSpan],
     matches: Sequence[tuple[int, float, tuple[str, ...]]],
     taken: Sequence[Region],
+    limit: int,
 ) -> list[Region]:
     """The symbols (or windows) where matching lines are densest: the whole of a function
     that mentions the task's terms ten times beats the one line that mentions three."""
@@ -135,7 +137,7 @@ def _lexical_regions(
     best = max(scored.values())
     out: list[Region] = []
     for key in sorted(scored, key=lambda k: (-scored[k], k)):
-        if len(out) >= _MAX_LEXICAL_REGIONS:
+        if len(out) >= limit:
             break
         region = groups[key][2]
         if any(r.start_line <= key[1] and key[0] <= r.end_line for r in out):

@@ -24,6 +24,7 @@ __all__ = ["Anchor", "Candidate", "Reason", "rank_files"]
 _LEXICAL_LIMIT = 120
 _MAX_QUERY_TERMS = 64
 _SEEDS = 6
+_GRAPH_FLOOR_RANK = 8
 _TIER_CHANGED, _TIER_PINNED = 3, 2
 
 
@@ -291,18 +292,22 @@ def _graph(
             # A neighbour borrows a little of its seed's strength: never more than a good
             # lexical match of its own would give, and less from a hub (an entry point that
             # imports everything says little about any one of its imports).
-            share = 0.25 if kind == "imports" else 0.2
+            share = 0.15 if kind == "imports" else 0.12
             gain = min(seeds[seed], 2.0) * share / math.sqrt(max(1.0, fanout[seed] / 3.0))
             # and more to a neighbour with evidence of its own than to a bare import
             own = min(acc[other].score / 2.0, 1.0) if other in acc else 0.0
             gain *= 0.25 + 0.75 * own
             if gain > boosts.get(other, (0.0, ""))[0]:
                 boosts[other] = (gain, relation)
-    # neighbours reorder what follows the seeds; they never overtake a seed
+    # Neighbours reorder what follows; they never overtake a seed, nor push a file out of
+    # the first places the lexical and pinned signals chose (what a small budget serves).
     ceiling = min(seeds.values())
+    if len(ranked) > _GRAPH_FLOOR_RANK:
+        ceiling = min(ceiling, ranked[_GRAPH_FLOOR_RANK - 1][1].score)
+    top = {path for path, _ in ranked[:_GRAPH_FLOOR_RANK]}
     for path, (gain, relation) in sorted(boosts.items()):
         a = acc[path]
-        if a.tier == 0:
+        if a.tier == 0 and path not in top:
             gain = max(0.0, min(gain, ceiling * 0.99 - a.score))
         if gain > 0:
             a.add(round(gain, 6), Reason("graph", f"one hop in the import graph: {relation}"))

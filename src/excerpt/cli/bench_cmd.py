@@ -28,6 +28,9 @@ def register(sub: Any) -> None:
     loc.add_argument("--repos", help="only these repositories (comma-separated OWNER/NAME)")
     loc.add_argument("--budgets", default="4000,8000,16000,32000", help="pack budgets, bytes")
     loc.add_argument("--out", type=Path, required=True, help="output directory")
+    loc.add_argument(
+        "--ablations", action="store_true", help="also rank with each signal left out in turn"
+    )
     loc.add_argument("--json", action="store_true", help="print report.json")
     loc.set_defaults(handler=run)
 
@@ -62,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
     tasks = tasks[: args.limit] if args.limit is not None else tasks
     bar = ProgressBar(sys.stderr, "tasks") if sys.stderr.isatty() and not args.json else None
     try:
-        rows = run_localize(tasks, _git_dirs(args.git_dir), args.out, budgets, progress=bar)
+        rows = run_localize(
+            tasks, _git_dirs(args.git_dir), args.out, budgets, progress=bar, ablate=args.ablations
+        )
     finally:
         if bar is not None:
             bar.close()

@@ -28,6 +28,8 @@ from excerpt.index.tokens import terms
 from excerpt.index.view import IndexView
 from excerpt.pack.build import build_packs
 from excerpt.pack.prepare import PackRequest
+from excerpt.rank.score import SIGNALS, rank_files
+from excerpt.rank.task import analyze_task
 
 __all__ = ["BenchTask", "bm25_ranking", "export_tree", "load_tasks", "run_localize", "summarise"]
 
@@ -181,6 +183,7 @@ def run_localize(
     out: Path,
     budgets: Sequence[int],
     progress: ProgressFn | None = None,
+    ablate: bool = False,
 ) -> list[dict[str, Any]]:
     """Rank, pack and score every task; write ``predictions.jsonl`` as it goes."""
     out.mkdir(parents=True, exist_ok=True)
@@ -188,7 +191,7 @@ def run_localize(
     rows: list[dict[str, Any]] = []
     with (out / "predictions.jsonl").open("w", encoding="utf-8") as predictions:
         for done, task in enumerate(tasks, start=1):
-            row = _run_one(task, git_dirs, out, cache, budgets)
+            row = _run_one(task, git_dirs, out, cache, budgets, ablate)
             predictions.write(
                 json.dumps({"instance_id": task.instance_id, "files": row.pop("files")}) + "\n"
             )
@@ -210,7 +213,12 @@ def _workdir(task: BenchTask, git_dirs: dict[str, Path], out: Path) -> Path:
 
 
 def _run_one(
-    task: BenchTask, git_dirs: dict[str, Path], out: Path, cache: Path, budgets: Sequence[int]
+    task: BenchTask,
+    git_dirs: dict[str, Path],
+    out: Path,
+    cache: Path,
+    budgets: Sequence[int],
+    ablate: bool = False,
 ) -> dict[str, Any]:
     root = _workdir(task, git_dirs, out)
     started = time.perf_counter()
@@ -225,12 +233,13 @@ def _run_one(
     try:
         view = IndexView(store.conn)
         baseline = bm25_ranking(view, task.problem_statement)
+        bm25_latency = time.perf_counter() - started
         present = set(view.files())
+        # gold files the tree holds, indexed or not: one the index left out counts as missed
+        gold = {g for g in task.gold_files if g in present or (root / g).is_file()}
+        ablations = _ablations(task, view, gold) if ablate else {}
     finally:
         store.close()
-    bm25_latency = time.perf_counter() - started
-    # gold files the tree holds, indexed or not: one the index left out counts as missed
-    gold = {g for g in task.gold_files if g in present or (root / g).is_file()}
     lines = {p: r for p, r in task.gold_changed_lines.items() if p in gold}
     coverage = {
         str(b): line_coverage(lines, [(i.path, i.start_line, i.end_line) for i in pack.items])
@@ -248,7 +257,18 @@ def _run_one(
             "line_coverage": baseline_cov,
             "latency_s": bm25_latency,
         },
+        "ablations": ablations,
     }
+
+
+def _ablations(task: BenchTask, view: IndexView, gold: set[str]) -> dict[str, dict[str, float]]:
+    """File metrics with each ranking signal left out in turn (same index, same task)."""
+    analysed = analyze_task(task.problem_statement)
+    out = {}
+    for signal in SIGNALS:
+        ranked = [c.path for c in rank_files(analysed, view, without=frozenset({signal}))]
+        out[f"without {signal}"] = _file_metrics(ranked[:TOP], gold)
+    return out
 
 
 def _baseline_coverage(
@@ -297,6 +317,15 @@ def summarise(rows: Sequence[dict[str, Any]], budgets: Sequence[int]) -> dict[st
                 "p95": round(p95, 1),
             },
         }
+    variants = sorted({v for r in rows for v in r.get("ablations", {})})
+    if variants:
+        report["ablations"] = {
+            v: {
+                m: round(mean(r["ablations"][v][m] for r in rows), 4)
+                for m in ("acc@1", "acc@5", "mrr")
+            }
+            for v in variants
+        }
     repos = sorted({r["repo"] for r in rows})
     report["per_repo"] = {
         repo: {
@@ -338,4 +367,10 @@ def render_report(report: dict[str, Any], budgets: Sequence[int]) -> str:
         lines.append(
             f"| {repo} | {r['n']} | {r['excerpt_acc@5'] * 100:.1f} | {r['bm25_acc@5'] * 100:.1f} |"
         )
+    if report.get("ablations"):
+        lines += ["", "| ranking | Acc@1 | Acc@5 | MRR |", "| --- | --- | --- | --- |"]
+        rows = [("full engine", report["excerpt"]), *report["ablations"].items()]
+        for name, m in rows:
+            cells = " | ".join(f"{m[k] * 100:.1f}" for k in ("acc@1", "acc@5", "mrr"))
+            lines.append(f"| {name} | {cells} |")
     return "\n".join(lines) + "\n"

@@ -19,7 +19,9 @@ from excerpt.index.languages import PARSED_LANGUAGES
 from excerpt.index.view import FileInfo, IndexView
 from excerpt.rank.task import Task
 
-__all__ = ["Anchor", "Candidate", "Reason", "rank_files"]
+__all__ = ["SIGNALS", "Anchor", "Candidate", "Reason", "rank_files"]
+
+SIGNALS = ("lexical", "path", "stack_frame", "defines", "graph", "demoted")
 
 _LEXICAL_LIMIT = 120
 _MAX_QUERY_TERMS = 64
@@ -77,17 +79,27 @@ def rank_files(
     changed: Sequence[str] = (),
     edges: Sequence[tuple[str, str, str]] | None = None,
     limit: int = 80,
+    without: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
-    """Ranked candidate files for ``task``; ``edges`` replaces the index's graph if given."""
+    """Ranked candidate files for ``task``; ``edges`` replaces the index's graph if given.
+
+    ``without`` names signals to leave out (``SIGNALS``), for ablation measurements.
+    """
     files = {p: f for p, f in view.files().items() if f.status is None}
     acc: dict[str, _Acc] = defaultdict(_Acc)
-    _lexical(task, view, files, acc)
-    _named_paths(task, files, acc)
-    _frames(task, files, acc)
-    _named_symbols(task, view, files, acc)
+    if "lexical" not in without:
+        _lexical(task, view, files, acc)
+    if "path" not in without:
+        _named_paths(task, files, acc)
+    if "stack_frame" not in without:
+        _frames(task, files, acc)
+    if "defines" not in without:
+        _named_symbols(task, view, files, acc)
     _changed(changed, files, acc)
-    _graph(edges if edges is not None else view.edges(), files, acc)
-    _demote(task, files, acc)
+    if "graph" not in without:
+        _graph(edges if edges is not None else view.edges(), files, acc)
+    if "demoted" not in without:
+        _demote(task, files, acc)
     if not any(a.score > 0 or a.tier > 0 for a in acc.values()):
         _fallback(files, acc)
     ranked = sorted(acc.items(), key=lambda kv: (-kv[1].tier, -round(kv[1].score, 6), kv[0]))

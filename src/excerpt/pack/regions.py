@@ -120,6 +120,7 @@ def _lexical_regions(
     """The symbols (or windows) where matching lines are densest: the whole of a function
     that mentions the task's terms ten times beats the one line that mentions three."""
     groups: dict[tuple[int, int], tuple[float, set[str], Region]] = {}
+    focus: dict[tuple[int, int], tuple[float, int]] = {}  # the best line: what a cut keeps
     for number, score, terms in matches:
         if any(r.start_line <= number <= r.end_line for r in taken):
             continue
@@ -127,6 +128,8 @@ def _lexical_regions(
         key = (region.start_line, region.end_line)
         total, seen, first = groups.get(key, (0.0, set(), region))
         groups[key] = (total + score, seen | set(terms), first)
+        if score > focus.get(key, (0.0, 0))[0]:
+            focus[key] = (score, number)
     if not groups:
         return []
     # distinct terms count most; repeats add, damped by the region's length
@@ -143,7 +146,7 @@ def _lexical_regions(
         if any(r.start_line <= key[1] and key[0] <= r.end_line for r in out):
             continue
         weight = 0.2 + 0.5 * scored[key] / best
-        out.append(Region(key[0], key[1], region.kind, weight, region.focus, "match"))
+        out.append(Region(key[0], key[1], region.kind, weight, focus[key][1], "match"))
     return out
 
 

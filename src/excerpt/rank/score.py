@@ -27,6 +27,7 @@ _LEXICAL_LIMIT = 120
 _MAX_QUERY_TERMS = 64
 _SEEDS = 6
 _GRAPH_FLOOR_RANK = 8
+_PINNED_FRAMES = 99  # every in-repository frame: outer ones were found to matter as often
 _TIER_CHANGED, _TIER_PINNED = 3, 2
 
 
@@ -203,18 +204,25 @@ def _frames(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> Non
     # Python prints the innermost frame last ("most recent call last"); JS, Java, Go first.
     innermost_last = "most recent call last" in task.text
     count = len(task.frames)
+    inside: list[tuple[int, str, int]] = []  # (depth, path, line): higher depth, nearer the failure
     for i, frame in enumerate(task.frames):
         found = _frame_path(frame.path, files, by_name)
         if found is None or frame.line > files[found].lines:
             continue  # a library frame outside the workspace, or a line the file lacks
-        path = found
-        depth = i if innermost_last else count - 1 - i  # higher: nearer where it failed
-        acc[path].add(
-            6.0 + 0.5 * depth / max(count, 1),
-            Reason("stack_frame", "pinned by a stack-trace frame or file:line reference"),
-            _TIER_PINNED,
+        inside.append((i if innermost_last else count - 1 - i, found, frame.line))
+    # The frames nearest the failure are pinned; outer ones (entry points, dispatchers that
+    # every traceback passes through) only count as evidence.
+    inside.sort(key=lambda f: -f[0])
+    for rank, (depth, path, line) in enumerate(inside):
+        pinned = rank < _PINNED_FRAMES
+        detail = (
+            "pinned by a stack-trace frame or file:line reference"
+            if pinned
+            else ("an outer frame of a stack trace")
         )
-        acc[path].anchors.append(Anchor(frame.line, frame.line, 1.0, "stack_frame"))
+        gain = 6.0 + 0.5 * depth / max(count, 1) if pinned else 1.0
+        acc[path].add(gain, Reason("stack_frame", detail), _TIER_PINNED if pinned else 0)
+        acc[path].anchors.append(Anchor(line, line, 1.0 if pinned else 0.6, "stack_frame"))
 
 
 def _named_symbols(
@@ -350,9 +358,19 @@ _DEMOTIONS: tuple[tuple[str, re.Pattern[str], float], ...] = (
         0.1,
     ),
     ("fixture or snapshot", re.compile(r"(^|/)(fixtures?|testdata|__snapshots__)/|\.snap$"), 0.3),
+    (
+        "versioned library copy",
+        re.compile(r"-\d+(\.\d+)+(\.min)?\.(js|css)$"),
+        0.2,
+    ),
+    ("repository metadata", re.compile(r"(^|/)\.github/"), 0.2),
 )
 _TEST_DATA = re.compile(r"(^|/)(tests?|testing|spec)/")
-_DOCS = re.compile(r"\.(md|rst|txt|adoc)$|(^|/)docs?/", re.I)
+_DOCS = re.compile(
+    r"(^|/)(changes|changelog|history|news|authors|contributors|release[-_]?notes)(\.[\w.]+)?$"
+    r"|\.(md|rst|txt|adoc)$|(^|/)docs?/",
+    re.I,
+)
 
 
 def _demote(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> None:

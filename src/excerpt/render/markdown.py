@@ -24,6 +24,9 @@ _FENCE_LANG = {
 }  # fmt: skip
 
 
+_OMITTED_SHOWN = 20
+
+
 def _fence(text: str, path: str) -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
@@ -68,7 +71,10 @@ def render_pack(pack: dict[str, Any]) -> str:
     for warning in pack["warnings"]:
         out.append(f"> warning: {warning['code']} in excerpt {warning['rank']}")
     if pack["omitted"]:
-        out += ["", "## Left out", "", *_omitted(pack["omitted"])]
+        shown = pack["omitted"][:_OMITTED_SHOWN]
+        rest = len(pack["omitted"]) - len(shown)
+        more = [f"- … and {rest} more (all are in the JSON pack)"] if rest > 0 else []
+        out += ["", "## Left out", "", *_omitted(shown), *more]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

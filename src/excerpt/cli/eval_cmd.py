@@ -121,4 +121,11 @@ def _agent_runs(args: argparse.Namespace) -> int:
 
 
 def _agent_text(doc: dict[str, Any]) -> str:
-    return to_json(doc)
+    complete = "complete" if doc["benchmarkEvidenceComplete"] else "incomplete"
+    counts = f"{doc['records']} records, {doc['validPairs']} valid pairs"
+    lines = [f"{counts}; benchmark evidence {complete}."]
+    for bad in doc["invalidPairs"]:
+        lines.append(f"- invalid pair {bad['pairId']}: {', '.join(bad['reasons'])}")
+    if doc["missing"]:
+        lines.append("Missing: " + "; ".join(doc["missing"]))
+    return "\n".join(lines) + "\n"

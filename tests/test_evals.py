@@ -121,3 +121,17 @@ def test_token_counts_are_exact_when_a_long_text_is_counted_in_pieces(
     assert len(savings._chunks(text)) > 10
     assert "".join(savings._chunks(text)) == text
     assert savings.o200k_counter()(text) == whole
+
+
+def test_agent_runs_prints_a_readable_summary_and_refuses_a_malformed_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    example = Path(suites.__file__).parent / "data" / "agent_runs.example.jsonl"
+    assert main(["eval", "agent-runs", str(example)]) == 0
+    out = capsys.readouterr().out
+    assert "valid pairs; benchmark evidence incomplete." in out
+    assert "Missing: " in out and "handoff codex->claude-code" in out
+    broken = tmp_path / "runs.jsonl"
+    broken.write_text('{"runId": 1}\n', encoding="utf-8")
+    assert main(["eval", "agent-runs", str(broken)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+from excerpt.core.lines import line_count as count_lines
 from excerpt.core.secrets import secret_lines
 from excerpt.core.settings import Limits
 from excerpt.discover.reader import FileContent, Omission, read_file
@@ -36,11 +37,6 @@ _TEXT_CODECS = {
 def git_blob_id(data: bytes) -> str:
     """The object id git gives these bytes (SHA-1 of ``blob <size>\\0`` + data)."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-
-
-def count_lines(data: bytes) -> int:
-    """Lines as excerpts count them: each ends at ``\\n``; a last line may have none."""
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
 def _decode(content: FileContent) -> str:

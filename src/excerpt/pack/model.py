@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from typing import Any
 
@@ -18,6 +18,15 @@ __all__ = ["PACK_SCHEMA", "Item", "Omitted", "Pack", "Plan", "PlanEntry", "pack_
 
 PACK_SCHEMA = "excerpt.pack/v1"
 PLAN_SCHEMA = "excerpt.plan/v1"
+
+
+def _wire(record: Any) -> dict[str, Any]:
+    """A flat record's JSON form: its fields by name, reasons as ``{signal, detail}``."""
+    return {
+        f.name: [r.to_dict() for r in value] if f.name == "reasons" else value
+        for f in fields(record)
+        for value in (getattr(record, f.name),)
+    }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,21 +52,7 @@ class Item:
             raise ValueError("bytes must be the UTF-8 length of text")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "rank": self.rank,
-            "path": self.path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "source_sha256": self.source_sha256,
-            "excerpt_sha256": self.excerpt_sha256,
-            "bytes": self.bytes,
-            "handle": self.handle,
-            "kind": self.kind,
-            "truncated": self.truncated,
-            "score": self.score,
-            "reasons": [r.to_dict() for r in self.reasons],
-            "text": self.text,
-        }
+        return _wire(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,15 +129,7 @@ class PlanEntry:
     bytes: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "rank": self.rank,
-            "path": self.path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "score": self.score,
-            "reasons": [r.to_dict() for r in self.reasons],
-            "bytes": self.bytes,
-        }
+        return _wire(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -110,7 +110,7 @@ def retrieve(root: Path, raw: str, known: dict[str, KnownExcerpt] | None = None)
     if handle.end_line > len(lines):
         return answer("refused", error="line range beyond the end of the file")
     data = b"".join(lines[handle.start_line - 1 : handle.end_line])
-    if secret_lines(data.decode("utf-8")) or _inside_key_block(lines, handle):
+    if _holds_secret(lines, handle):
         # a handle binds the file, not the range: widening it must not reach a secret
         return answer("refused", error="the range holds lines the secret detector flags")
     return answer(
@@ -122,8 +122,9 @@ def retrieve(root: Path, raw: str, known: dict[str, KnownExcerpt] | None = None)
     )
 
 
-def _inside_key_block(lines: list[bytes], handle: Handle) -> bool:
-    """Whether the range lies inside a private-key block that starts above it."""
+def _holds_secret(lines: list[bytes], handle: Handle) -> bool:
+    """Whether the range touches a flagged line, including the inside of a private-key block
+    that starts above it (so the scan covers everything up to the range's end)."""
     findings = secret_lines(b"".join(lines[: handle.end_line]).decode("utf-8"))
     return any(
         f.start_line <= handle.end_line and f.end_line >= handle.start_line for f in findings

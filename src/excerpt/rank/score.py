@@ -27,7 +27,6 @@ _LEXICAL_LIMIT = 120
 _MAX_QUERY_TERMS = 64
 _SEEDS = 6
 _GRAPH_FLOOR_RANK = 8
-_PINNED_FRAMES = 99  # every in-repository frame: outer ones were found to matter as often
 _TIER_CHANGED, _TIER_PINNED = 3, 2
 
 
@@ -90,10 +89,11 @@ def rank_files(
     acc: dict[str, _Acc] = defaultdict(_Acc)
     if "lexical" not in without:
         _lexical(task, view, files, acc)
+    by_name = _by_name(files)
     if "path" not in without:
-        _named_paths(task, files, acc)
+        _named_paths(task, files, by_name, acc)
     if "stack_frame" not in without:
-        _frames(task, files, acc)
+        _frames(task, files, by_name, acc)
     if "defines" not in without:
         _named_symbols(task, view, files, acc)
     _changed(changed, files, acc)
@@ -160,10 +160,11 @@ def _by_name(files: Iterable[str]) -> dict[str, list[str]]:
     return out
 
 
-def _named_paths(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> None:
+def _named_paths(
+    task: Task, files: dict[str, FileInfo], by_name: dict[str, list[str]], acc: dict[str, _Acc]
+) -> None:
     if not task.paths and not task.modules:
         return
-    by_name = _by_name(files)
     for module in task.modules:
         same_name = by_name.get(posixpath.basename(module), [])
         # a package's __init__ is where imports land, rarely where the change is
@@ -197,32 +198,29 @@ def _frame_path(
     return best
 
 
-def _frames(task: Task, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> None:
+def _frames(
+    task: Task, files: dict[str, FileInfo], by_name: dict[str, list[str]], acc: dict[str, _Acc]
+) -> None:
     if not task.frames:
         return
-    by_name = _by_name(files)
     # Python prints the innermost frame last ("most recent call last"); JS, Java, Go first.
     innermost_last = "most recent call last" in task.text
     count = len(task.frames)
-    inside: list[tuple[int, str, int]] = []  # (depth, path, line): higher depth, nearer the failure
+    inside: list[tuple[int, str, int]] = []  # (depth, path, line): deeper is nearer the failure
     for i, frame in enumerate(task.frames):
         found = _frame_path(frame.path, files, by_name)
         if found is None or frame.line > files[found].lines:
             continue  # a library frame outside the workspace, or a line the file lacks
         inside.append((i if innermost_last else count - 1 - i, found, frame.line))
-    # The frames nearest the failure are pinned; outer ones (entry points, dispatchers that
-    # every traceback passes through) only count as evidence.
-    inside.sort(key=lambda f: -f[0])
-    for rank, (depth, path, line) in enumerate(inside):
-        pinned = rank < _PINNED_FRAMES
-        detail = (
-            "pinned by a stack-trace frame or file:line reference"
-            if pinned
-            else ("an outer frame of a stack trace")
+    # Every in-repository frame is pinned (pinning only the innermost ones was measured and
+    # cost Acc@1); frames nearer the failure weigh a little more.
+    for depth, path, line in inside:
+        acc[path].add(
+            6.0 + 0.5 * depth / max(count, 1),
+            Reason("stack_frame", "pinned by a stack-trace frame or file:line reference"),
+            _TIER_PINNED,
         )
-        gain = 6.0 + 0.5 * depth / max(count, 1) if pinned else 1.0
-        acc[path].add(gain, Reason("stack_frame", detail), _TIER_PINNED if pinned else 0)
-        acc[path].anchors.append(Anchor(line, line, 1.0 if pinned else 0.6, "stack_frame"))
+        acc[path].anchors.append(Anchor(line, line, 1.0, "stack_frame"))
 
 
 def _named_symbols(

@@ -158,6 +158,12 @@ def _update(
     stored = store.file_states()
     todo = [c.path for c in _changed(found, stored)]
     keep = {c.path for c in found.candidates}
+    if not todo and not set(stored) - keep and not store.graph_dirty():
+        # nothing changed: a refresh is a read, not a run (no write on every pack)
+        store.replace_omitted(found.omitted)
+        if store.meta("clean") != "1":  # a run killed after its last write
+            store.set_meta(clean="1")
+        return 0, 0
     store.set_meta(clean="0")
     run = store.conn.execute("INSERT INTO runs(started_ns) VALUES(?)", (time.time_ns(),)).lastrowid
     omitted: list[Omission] = list(found.omitted)

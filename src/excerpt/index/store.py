@@ -165,7 +165,11 @@ class IndexStore:
             c.executemany("DELETE FROM files WHERE id = ?", ids)
 
     def replace_omitted(self, omissions: Iterable[Omission]) -> None:
+        """Store this run's omissions; nothing is written when they are what is stored."""
         rows = sorted({(o.path, o.reason, o.size) for o in omissions})
+        stored = self.conn.execute("SELECT path, reason, size FROM omitted").fetchall()
+        if rows == sorted(stored):
+            return
         with self.transaction() as c:
             c.execute("DELETE FROM omitted")
             c.executemany("INSERT OR REPLACE INTO omitted(path, reason, size) VALUES(?,?,?)", rows)

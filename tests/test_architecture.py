@@ -16,12 +16,13 @@ ALLOWED = {
     "core": set(),
     "discover": {"core"},
     "index": {"core", "discover"},
+    "harness": {"core", "discover"},
     "rank": {"core", "index"},
     "pack": {"core", "discover", "index", "rank"},
     "render": {"core", "discover", "index", "rank", "pack"},
-    "mcp": {"core", "discover", "index", "rank", "pack", "render"},
-    "evals": {"core", "discover", "index", "rank", "pack", "render"},
-    "cli": {"core", "discover", "index", "rank", "pack", "render", "mcp", "evals"},
+    "mcp": {"core", "discover", "index", "rank", "pack", "render", "harness"},
+    "evals": {"core", "discover", "index", "rank", "pack", "render", "harness"},
+    "cli": {"core", "discover", "index", "rank", "pack", "render", "mcp", "evals", "harness"},
 }
 
 

@@ -40,18 +40,20 @@ T = TypeVar("T")
 
 SESSION_TIMEOUT = 90  # seconds; a hang guard, never a performance assertion
 CALL_TIMEOUT = 60
-TOOLS = {"context_plan", "context_pack", "context_retrieve", "index_status"}
+TOOLS = {"context_plan", "context_pack", "context_retrieve", "index_status", "harness_infer"}
 PROPERTIES = {
     "context_plan": {"task", "budget", "changed_paths"},
     "context_pack": {"task", "budget", "changed_paths", "format"},
     "context_retrieve": {"handles"},
     "index_status": set(),
+    "harness_infer": {"use_ci"},
 }
 REQUIRED = {
     "context_plan": ["task"],
     "context_pack": ["task"],
     "context_retrieve": ["handles"],
     "index_status": [],
+    "harness_infer": [],
 }
 INDEX_KEYS = {
     "files_discovered",
@@ -349,7 +351,7 @@ def live_cli(live: LiveServer, monkeypatch: pytest.MonkeyPatch) -> LiveServer:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_tools_list_gives_four_read_only_tools_with_closed_described_schemas(
+def test_tools_list_gives_read_only_tools_with_closed_described_schemas(
     make_repo: Callable[..., Path], cache_dir: Path, mode: str
 ) -> None:
     repo = make_repo(INJECTION, name="zqcanaryrepo43")
@@ -944,7 +946,7 @@ def run_inspector(binary: str, args: list[str], tmp_path: Path) -> subprocess.Co
     )
 
 
-def test_the_mcp_inspector_lists_the_four_tools_with_their_hints(
+def test_the_mcp_inspector_lists_the_tools_with_their_hints(
     inspector: str, make_repo: Callable[..., Path], cache_dir: Path, tmp_path: Path
 ) -> None:
     repo = make_repo(SHOP)

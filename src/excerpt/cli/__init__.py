@@ -11,7 +11,16 @@ import sys
 from collections.abc import Sequence
 
 from excerpt import __version__
-from excerpt.cli import bench_cmd, eval_cmd, get_cmd, graph_cmd, index_cmd, mcp_cmd, pack_cmd
+from excerpt.cli import (
+    bench_cmd,
+    eval_cmd,
+    get_cmd,
+    graph_cmd,
+    harness_cmd,
+    index_cmd,
+    mcp_cmd,
+    pack_cmd,
+)
 from excerpt.errors import ExcerptError
 
 __all__ = ["main"]
@@ -34,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     pack_cmd.register(sub)
     get_cmd.register(sub)
     graph_cmd.register(sub)
+    harness_cmd.register(sub)
     mcp_cmd.register(sub)
     eval_cmd.register(sub)
     bench_cmd.register(sub)

@@ -7,6 +7,14 @@ of the root, never opens a FIFO, device or sensitive path, never writes anything
 
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.discover.sensitive import is_sensitive_path
-from excerpt.discover.walk import Discovery, discover
+from excerpt.discover.walk import Discovery, discover, resolve_root
 
-__all__ = ["Discovery", "FileContent", "Omission", "discover", "is_sensitive_path", "read_file"]
+__all__ = [
+    "Discovery",
+    "FileContent",
+    "Omission",
+    "discover",
+    "is_sensitive_path",
+    "read_file",
+    "resolve_root",
+]

@@ -18,8 +18,9 @@ from excerpt.core import git
 from excerpt.core.settings import Limits
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.discover.sensitive import is_sensitive_path
+from excerpt.errors import NotADirectoryFault
 
-__all__ = ["Candidate", "Discovery", "discover", "display_path"]
+__all__ = ["Candidate", "Discovery", "discover", "display_path", "resolve_root"]
 
 # Never part of a workspace's source, tracked or not.
 JUNK_DIRS = frozenset(
@@ -192,3 +193,21 @@ def _ignored(rel: str, is_dir: bool, specs: tuple[tuple[str, pathspec.GitIgnoreS
         if spec.match_file(local):
             return True
     return False
+
+
+def resolve_root(repo: str | os.PathLike[str]) -> Path:
+    """The resolved workspace root.
+
+    Raises:
+        NotADirectoryFault: it does not exist, is not a directory, or cannot be listed.
+    """
+    path = Path(repo)
+    try:
+        root = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise NotADirectoryFault(f"repository not found: {path}") from None
+    if not root.is_dir():
+        raise NotADirectoryFault(f"not a directory: {path}")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise NotADirectoryFault(f"repository is not readable: {path}")
+    return root

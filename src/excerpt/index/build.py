@@ -21,8 +21,8 @@ from typing import Any
 
 from excerpt.core.settings import Limits, repo_cache_dir
 from excerpt.discover.reader import Omission
-from excerpt.discover.walk import Candidate, Discovery, discover
-from excerpt.errors import CacheFault, NotADirectoryFault
+from excerpt.discover.walk import Candidate, Discovery, discover, resolve_root
+from excerpt.errors import CacheFault
 from excerpt.index.process import process_paths
 from excerpt.index.records import FileRecord
 from excerpt.index.resolve import resolve_graph
@@ -68,24 +68,6 @@ class IndexReport:
             "files_removed": self.files_removed,
             "cache_rebuilt": self.rebuilt,
         }
-
-
-def resolve_root(repo: str | os.PathLike[str]) -> Path:
-    """The resolved workspace root.
-
-    Raises:
-        NotADirectoryFault: it does not exist, is not a directory, or cannot be listed.
-    """
-    path = Path(repo)
-    try:
-        root = path.resolve(strict=True)
-    except (OSError, RuntimeError):
-        raise NotADirectoryFault(f"repository not found: {path}") from None
-    if not root.is_dir():
-        raise NotADirectoryFault(f"not a directory: {path}")
-    if not os.access(root, os.R_OK | os.X_OK):
-        raise NotADirectoryFault(f"repository is not readable: {path}")
-    return root
 
 
 def index_repository(

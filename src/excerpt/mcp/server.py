@@ -24,7 +24,8 @@ from excerpt.core.settings import repo_cache_dir
 from excerpt.errors import ExcerptError
 from excerpt.index.build import index_repository, resolve_root
 from excerpt.pack import PackRequest, build_pack, build_plan, get_excerpts
-from excerpt.render.markdown import render_get, render_pack, render_plan
+from excerpt.harness import infer_harness
+from excerpt.render.markdown import render_get, render_harness, render_pack, render_plan
 from excerpt.render.text import render_index
 
 __all__ = ["build_server", "serve"]
@@ -189,7 +190,22 @@ def _tools(session: _Session) -> list[Callable[..., Any]]:
         doc = {**report.to_dict(), "first_index": first}
         return _result(_first_note(first) + render_index(report), doc)
 
-    return [context_plan, context_pack, context_retrieve, index_status]
+    async def harness_infer(
+        roots: Roots,
+        use_ci: Annotated[
+            bool,
+            Field(description="Also read CI workflow files (corroborating evidence; default true)."),
+        ] = True,
+    ) -> CallToolResult:
+        """Infer, without running anything, how this repository is set up (install) and
+        validated (test, typecheck, lint, build): each command with the directory to run it
+        from, its file:line evidence and a confidence. Read the evidence before running a
+        command; nothing here has been executed."""
+        root = session.root(roots)
+        doc = (await _call(lambda: infer_harness(root, use_ci=use_ci))).to_dict()
+        return _result(render_harness(doc), doc)
+
+    return [context_plan, context_pack, context_retrieve, index_status, harness_infer]
 
 
 def _request(

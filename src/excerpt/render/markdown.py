@@ -13,7 +13,7 @@ from typing import Any
 from excerpt.index.languages import language_of
 from excerpt.render.text import escape_controls
 
-__all__ = ["render_get", "render_pack", "render_plan"]
+__all__ = ["render_get", "render_harness", "render_pack", "render_plan"]
 
 _FENCE_LANG = {
     "python": "python", "javascript": "javascript", "typescript": "typescript", "tsx": "tsx",
@@ -116,3 +116,36 @@ def render_get(results: Sequence[dict[str, Any]]) -> str:
             why = f": {r['error']}" if r.get("error") else ""
             out += [f"## `{handle}` ({r['status']}{why})", ""]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _code(text: str) -> str:
+    """An inline code span that survives backticks inside ``text``."""
+    text = escape_controls(text)
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def render_harness(doc: dict[str, Any]) -> str:
+    """Inferred setup and validate commands, grouped by the directory they run from."""
+    commands = [*doc["setup"], *doc["validate"]]
+    if not commands:
+        lines = ["No setup or validation command could be inferred."]
+        return "\n".join(lines + [f"- {escape_controls(n)}" for n in doc.get("notes", [])]) + "\n"
+    out = ["# How this repository is set up and validated (inferred, nothing was run)"]
+    directories = sorted({c["directory"] for c in commands}, key=lambda d: (d != ".", d))
+    for directory in directories:
+        out += ["", f"## {_code(directory) if directory != '.' else 'repository root'}"]
+        for group in ("setup", "validate"):
+            rows = [c for c in doc[group] if c["directory"] == directory]
+            if rows:
+                out.append(f"{group}:")
+            for c in rows:
+                evidence = ", ".join(escape_controls(e) for e in c["evidence"])
+                out.append(
+                    f"- {_code(c['command'])} — {c['kind']}, {c['tool']}, confidence "
+                    f"{c['confidence']:.1f} ({evidence})"
+                )
+    if doc.get("notes"):
+        out += ["", *[f"Note: {escape_controls(n)}" for n in doc["notes"]]]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,30 @@
+"""``excerpt harness``: how the repository is set up and validated, inferred, never run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from excerpt.cli.common import add_repo
+from excerpt.harness import infer_harness
+from excerpt.render.markdown import render_harness
+from excerpt.render.text import to_json
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "harness",
+        help="inferred setup and validation commands with evidence (nothing is run)",
+    )
+    add_repo(p)
+    p.add_argument("--no-ci", action="store_true", help="ignore CI workflow files (manifests only)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    doc = infer_harness(args.repo, use_ci=not args.no_ci).to_dict()
+    sys.stdout.write(to_json(doc) if args.json else render_harness(doc))
+    return 0

@@ -1,0 +1,223 @@
+"""Infer how a repository is set up and validated, from its files alone.
+
+Manifests are found per directory (one group per package of a monorepo), each ecosystem's
+reader proposes commands with the ``file:line`` that supports them, and CI run steps
+corroborate them (more evidence, more confidence) or add what CI runs that no manifest names.
+Nothing is executed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import PurePosixPath
+
+from excerpt.core.settings import Limits
+from excerpt.discover import resolve_root
+from excerpt.harness.ci import CiStep, ci_steps, kind_of, signatures
+from excerpt.harness.files import RepoFiles
+from excerpt.harness.model import KINDS, Command, Harness
+from excerpt.harness.native import (
+    cargo_commands,
+    go_commands,
+    gradle_commands,
+    just_commands,
+    make_commands,
+    maven_commands,
+)
+from excerpt.harness.node import NodeWorkspace, node_commands, node_workspace, ws_locked
+from excerpt.harness.python import PYTHON_MARKERS, python_commands
+
+__all__ = ["MAX_EVIDENCE", "MAX_GROUPS", "infer_harness"]
+
+MAX_GROUPS = 64
+MAX_DEPTH = 4
+MAX_EVIDENCE = 6
+# Directories whose manifests describe samples, fixtures or vendored code, not the project.
+_SKIP_PARTS = frozenset(
+    {
+        "fixtures", "__fixtures__", "fixture", "testdata", "test-data", "test_data",
+        "examples", "example", "samples", "sample", "templates", "template", "playground",
+        "vendor", "vendored", "third_party", "third-party", "node_modules", "docs", "doc",
+        "test", "tests", "__tests__", "e2e", "benchmarks", "bench",
+    }
+)  # fmt: skip
+_MANIFESTS = frozenset(
+    {
+        "package.json", "go.mod", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts",
+        "settings.gradle", "settings.gradle.kts", "Makefile", "GNUmakefile", "makefile",
+        "justfile", "Justfile", ".justfile", *PYTHON_MARKERS,
+    }
+)  # fmt: skip
+_CORROBORATED = 0.1
+
+
+def infer_harness(
+    repo: str | os.PathLike[str], *, use_ci: bool = True, limits: Limits | None = None
+) -> Harness:
+    """Setup and validate commands for the repository at ``repo``, with evidence.
+
+    ``use_ci=False`` ignores CI files (to measure what the manifests alone say).
+
+    Raises:
+        NotADirectoryFault: ``repo`` is not a readable directory.
+        GitFault: git refuses to list the work tree.
+    """
+    files = RepoFiles(resolve_root(repo), limits)
+    found = _project_dirs(files)
+    notes = []
+    dirs = sorted(found, key=lambda d: (d.count("/"), d))[:MAX_GROUPS]
+    if len(found) > MAX_GROUPS:
+        notes.append(f"{len(found)} package directories; the {MAX_GROUPS} shallowest are shown")
+    if files.truncated:
+        notes.append("discovery stopped at a limit; some manifests may be missing")
+    commands = _from_manifests(files, sorted(dirs, key=_dir_order))
+    if use_ci:
+        commands = _with_ci(commands, ci_steps(files))
+    if not commands:
+        notes.append("no manifest, build file or CI workflow names a command")
+    return Harness(commands=tuple(_ordered(commands)), notes=tuple(notes))
+
+
+def _dir_order(directory: str) -> tuple[int, str]:
+    return (0 if directory == "." else 1, directory)
+
+
+def _project_dirs(files: RepoFiles) -> set[str]:
+    dirs = set()
+    for path in files.paths:
+        pure = PurePosixPath(path)
+        if pure.name not in _MANIFESTS:
+            continue
+        parents = pure.parts[:-1]
+        if len(parents) > MAX_DEPTH or any(p in _SKIP_PARTS or p.startswith(".") for p in parents):
+            continue
+        dirs.add(files.dir_of(path))
+    return dirs
+
+
+def _covered_by_parent(files: RepoFiles, directory: str, markers: Iterable[str]) -> bool:
+    """True when an enclosing directory's build already covers this one (Cargo workspace,
+    Maven modules, Gradle settings)."""
+    parts = PurePosixPath(directory).parts if directory != "." else ()
+    for depth in range(len(parts)):
+        parent = "/".join(parts[:depth]) or "."
+        if any(files.exists(files.in_dir(parent, m)) for m in markers):
+            return True
+    return False
+
+
+def _inside(directory: str, root: str) -> bool:
+    return directory != root and (root == "." or directory.startswith(root + "/"))
+
+
+def _cargo_root(files: RepoFiles, directory: str) -> bool:
+    parts = PurePosixPath(directory).parts if directory != "." else ()
+    for depth in range(len(parts)):
+        parent = "/".join(parts[:depth]) or "."
+        doc = files.toml(files.in_dir(parent, "Cargo.toml"))
+        if doc is not None and "workspace" in doc:
+            return False
+    return True
+
+
+def _from_manifests(files: RepoFiles, dirs: list[str]) -> list[Command]:
+    out: list[Command] = []
+    workspaces: dict[str, NodeWorkspace] = {}
+    member_of: dict[str, NodeWorkspace] = {}
+    for directory in dirs:
+        if directory in member_of or not files.exists(files.in_dir(directory, "package.json")):
+            continue
+        if any(_inside(directory, root) for root in workspaces) and not ws_locked(files, directory):
+            continue  # a nested package of a Node project: run from its enclosing root
+        ws = node_workspace(files, directory)
+        if ws is not None:
+            workspaces[directory] = ws
+            member_of.update({m: ws for m in ws.members if m != directory})
+    for directory in dirs:
+        has = {name for name in _MANIFESTS if files.exists(files.in_dir(directory, name))}
+        if directory in member_of:
+            out += node_commands(files, directory, member_of[directory], member=True)
+        elif directory in workspaces:
+            out += node_commands(files, directory, workspaces[directory], member=False)
+        if has & set(PYTHON_MARKERS):
+            out += python_commands(files, directory)
+        if "go.mod" in has:
+            out += go_commands(files, directory)
+        if "Cargo.toml" in has and _cargo_root(files, directory):
+            out += cargo_commands(files, directory)
+        if "pom.xml" in has and not _covered_by_parent(files, directory, ("pom.xml",)):
+            out += maven_commands(files, directory)
+        gradle = sorted(
+            has & {"settings.gradle", "settings.gradle.kts", "build.gradle", "build.gradle.kts"}
+        )
+        settings = ("settings.gradle", "settings.gradle.kts")
+        if gradle and not _covered_by_parent(files, directory, settings):
+            out += gradle_commands(files, directory, files.in_dir(directory, gradle[0]))
+        for name in ("GNUmakefile", "Makefile", "makefile"):
+            if name in has:
+                out += make_commands(files, directory, files.in_dir(directory, name))
+                break
+        for name in ("justfile", "Justfile", ".justfile"):
+            if name in has:
+                out += just_commands(files, directory, files.in_dir(directory, name))
+                break
+    return out
+
+
+def _with_ci(commands: list[Command], steps: list[CiStep]) -> list[Command]:
+    """Add CI evidence to the commands CI also runs; add what CI runs that nothing names."""
+    by_sig: dict[tuple[str, str], list[CiStep]] = defaultdict(list)
+    for step in steps:
+        for sig in signatures(step.command):
+            by_sig[sig].append(step)
+    used: set[CiStep] = set()
+    out = []
+    for command in commands:
+        seen = [s for sig in signatures(command.command) for s in by_sig.get(sig, ())]
+        seen = [s for s in seen if s.directory == command.directory]
+        if seen:
+            used.update(seen)
+            cited = dict.fromkeys([*command.evidence, *(s.evidence for s in seen)])
+            evidence = tuple(list(cited)[:MAX_EVIDENCE])
+            confidence = min(1.0, command.confidence + _CORROBORATED)
+            command = replace(command, evidence=evidence, confidence=confidence)
+        out.append(command)
+    known = {(c.command, c.directory) for c in out}
+    for step in steps:
+        sigs = signatures(step.command)
+        kind = next((k for k in map(kind_of, sigs) if k is not None), None)
+        if step in used or step.auxiliary or kind is None or "$" in step.command:
+            continue
+        if (step.command, step.directory) in known:
+            continue
+        known.add((step.command, step.directory))
+        out.append(
+            Command(
+                command=step.command,
+                kind=kind,
+                directory=step.directory,
+                tool=sigs[0][0] if sigs[0][0] not in ("script", "install") else "ci",
+                evidence=(step.evidence,),
+                confidence=0.6,
+            )
+        )
+    return out
+
+
+def _ordered(commands: list[Command]) -> list[Command]:
+    """Root first, then by directory; inside a directory by kind, then confidence, then name."""
+    unique: dict[tuple[str, str, str], Command] = {}
+    for c in commands:
+        key = (c.directory, c.kind, c.command)
+        if key in unique:
+            prev = unique[key]
+            merged = tuple(dict.fromkeys([*prev.evidence, *c.evidence]))
+            c = replace(prev, evidence=merged, confidence=max(prev.confidence, c.confidence))
+        unique[key] = c
+    return sorted(
+        unique.values(),
+        key=lambda c: (*_dir_order(c.directory), KINDS.index(c.kind), -c.confidence, c.command),
+    )

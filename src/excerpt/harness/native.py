@@ -1,0 +1,128 @@
+"""Go modules, Cargo packages and workspaces, Maven and Gradle builds, Make and just targets."""
+
+from __future__ import annotations
+
+import re
+
+from excerpt.harness.files import RepoFiles
+from excerpt.harness.model import Command, Kind
+
+__all__ = [
+    "cargo_commands",
+    "go_commands",
+    "gradle_commands",
+    "just_commands",
+    "make_commands",
+    "maven_commands",
+]
+
+_TARGET_KINDS: dict[str, Kind] = {
+    "test": "test",
+    "tests": "test",
+    "check": "test",
+    "test-all": "test",
+    "lint": "lint",
+    "typecheck": "typecheck",
+    "type-check": "typecheck",
+    "types": "typecheck",
+    "mypy": "typecheck",
+    "build": "build",
+    "install": "install",
+    "setup": "install",
+    "deps": "install",
+    "bootstrap": "install",
+}
+_MAKE_RULE = re.compile(r"^([A-Za-z0-9_.\-/ ]+?)\s*::?(?![=])")
+_JUST_RECIPE = re.compile(r"^@?([A-Za-z0-9_-]+)(?:\s+[^:=]*)?\s*:(?![=])")
+_JUST_KEYWORDS = frozenset({"set", "alias", "export", "import", "mod"})
+
+
+def _cmd(command: str, kind: Kind, directory: str, tool: str, ev: str, conf: float) -> Command:
+    return Command(
+        command=command, kind=kind, directory=directory, tool=tool, evidence=(ev,), confidence=conf
+    )
+
+
+def go_commands(files: RepoFiles, directory: str) -> list[Command]:
+    mod = files.in_dir(directory, "go.mod")
+    ev = files.cite(mod, r"^module\b")
+    out = [
+        _cmd("go mod download", "install", directory, "go", ev, 0.8),
+        _cmd("go build ./...", "build", directory, "go", ev, 0.8),
+        _cmd("go test ./...", "test", directory, "go", ev, 0.9),
+        _cmd("go vet ./...", "lint", directory, "go", ev, 0.7),
+    ]
+    for name in (".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json"):
+        if files.exists(files.in_dir(directory, name)):
+            where = f"{files.in_dir(directory, name)}:1"
+            out.append(_cmd("golangci-lint run", "lint", directory, "golangci-lint", where, 0.8))
+            break
+    return out
+
+
+def cargo_commands(files: RepoFiles, directory: str) -> list[Command]:
+    manifest = files.in_dir(directory, "Cargo.toml")
+    doc = files.toml(manifest) or {}
+    virtual = "workspace" in doc and "package" not in doc
+    flag = " --workspace" if virtual else ""
+    ev = files.cite(manifest, r"^\[workspace\]" if virtual else r"^\[package\]")
+    return [
+        _cmd("cargo fetch", "install", directory, "cargo", ev, 0.7),
+        _cmd(f"cargo build{flag}", "build", directory, "cargo", ev, 0.9),
+        _cmd(f"cargo test{flag}", "test", directory, "cargo", ev, 0.9),
+        _cmd(f"cargo clippy{flag}", "lint", directory, "cargo", ev, 0.6),
+    ]
+
+
+def maven_commands(files: RepoFiles, directory: str) -> list[Command]:
+    pom = files.in_dir(directory, "pom.xml")
+    mvn = "./mvnw" if files.exists(files.in_dir(directory, "mvnw")) else "mvn"
+    ev = files.cite(pom, r"<project\b")
+    return [
+        _cmd(f"{mvn} -B test", "test", directory, "maven", ev, 0.9),
+        _cmd(f"{mvn} -B package -DskipTests", "build", directory, "maven", ev, 0.8),
+    ]
+
+
+def gradle_commands(files: RepoFiles, directory: str, build_file: str) -> list[Command]:
+    gradle = "./gradlew" if files.exists(files.in_dir(directory, "gradlew")) else "gradle"
+    ev = f"{build_file}:1"
+    return [
+        _cmd(f"{gradle} test", "test", directory, "gradle", ev, 0.9),
+        _cmd(f"{gradle} assemble", "build", directory, "gradle", ev, 0.8),
+    ]
+
+
+def make_commands(files: RepoFiles, directory: str, makefile: str) -> list[Command]:
+    out = []
+    seen = set()
+    for number, line in enumerate((files.text(makefile) or "").splitlines(), start=1):
+        if line.startswith(("\t", " ", "#", ".")) or "=" in line.split(":", 1)[0]:
+            continue
+        m = _MAKE_RULE.match(line)
+        if not m:
+            continue
+        for target in m.group(1).split():
+            kind = _TARGET_KINDS.get(target)
+            if kind and target not in seen:
+                seen.add(target)
+                ev = f"{makefile}:{number}"
+                out.append(_cmd(f"make {target}", kind, directory, "make", ev, 0.8))
+    return out
+
+
+def just_commands(files: RepoFiles, directory: str, justfile: str) -> list[Command]:
+    out = []
+    seen = set()
+    for number, line in enumerate((files.text(justfile) or "").splitlines(), start=1):
+        if line.startswith((" ", "\t", "#", "[")):
+            continue
+        m = _JUST_RECIPE.match(line)
+        if not m or m.group(1) in _JUST_KEYWORDS or m.group(1) in seen:
+            continue
+        kind = _TARGET_KINDS.get(m.group(1))
+        if kind:
+            seen.add(m.group(1))
+            ev = f"{justfile}:{number}"
+            out.append(_cmd(f"just {m.group(1)}", kind, directory, "just", ev, 0.8))
+    return out

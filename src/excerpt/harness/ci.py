@@ -23,6 +23,9 @@ __all__ = ["CiStep", "ci_steps", "kind_of", "signatures"]
 Signature = tuple[str, str]
 
 _AUXILIARY = re.compile(r"doc|release|publish|deploy|pages|bench|stale|label|triage|notify")
+_EXPRESSION = re.compile(r"\$\{\{.*?\}\}")
+_REDIRECT = re.compile(r"\d?[<>]")
+_NUMERIC_FLAGS = frozenset({"-j", "--jobs", "-l", "--load-average"})  # value optional
 _WRAPPERS = frozenset({"sudo", "time", "env", "command", "exec", "nohup"})
 _SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _PY_RUNNERS = {"uv": "run", "poetry": "run", "pdm": "run", "pipenv": "run", "rye": "run"}
@@ -51,7 +54,8 @@ _SUB_KINDS: dict[tuple[str, str], Kind] = {
     ("go", "test"): "test", ("go", "vet"): "lint", ("go", "build"): "build",
     ("go", "mod"): "install", ("cargo", "test"): "test", ("cargo", "build"): "build",
     ("cargo", "clippy"): "lint", ("cargo", "fmt"): "lint", ("cargo", "check"): "build",
-    ("cargo", "fetch"): "install", ("maven", "test"): "test", ("maven", "verify"): "test",
+    ("cargo", "fetch"): "install", ("deno", "test"): "test", ("deno", "lint"): "lint",
+    ("deno", "check"): "typecheck", ("maven", "test"): "test", ("maven", "verify"): "test",
     ("maven", "install"): "test", ("maven", "package"): "build", ("gradle", "test"): "test",
     ("gradle", "check"): "test", ("gradle", "build"): "test", ("gradle", "assemble"): "build",
 }  # fmt: skip
@@ -174,25 +178,31 @@ def _steps(path: str, node: yaml.ScalarNode, directory: str, job: str) -> list[C
 
 
 def _words(command: str) -> list[str]:
+    command = _EXPRESSION.sub("${{}}", command)  # a CI expression is one opaque word
     try:
         words = shlex.split(command, comments=True)
     except ValueError:
         words = command.split()
+    redirect = next((i for i, w in enumerate(words) if _REDIRECT.match(w)), len(words))
+    words = words[:redirect]
     while words and (re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0]) or words[0] in _WRAPPERS):
         words = words[1:]
     return words
 
 
 def _skip_flags(words: list[str], value_flags: frozenset[str]) -> list[str]:
+    """The positional words, without flags and the values that flags take."""
     out = []
-    skip = False
-    for w in words:
-        if skip:
-            skip = False
-        elif w.startswith("-"):
-            skip = w in value_flags
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.startswith("-"):
+            following = words[i + 1] if i + 1 < len(words) else ""
+            if w in value_flags or (w in _NUMERIC_FLAGS and following.isdigit()):
+                i += 1
         else:
             out.append(w)
+        i += 1
     return out
 
 
@@ -238,6 +248,8 @@ def _sig(words: list[str]) -> list[Signature]:  # one case per tool
         return [("ruff", sub)]
     if head in _TOOLS:
         return [("install", head)] if rest[:1] == ["install"] else [(head, "")]
+    if head == "deno" and rest:
+        return [("deno", rest[0])]
     if head == "go" and rest:
         return [("go", rest[0])]
     if head == "cargo":
@@ -253,7 +265,7 @@ def _sig(words: list[str]) -> list[Signature]:  # one case per tool
         return [("gradle", t.split(":")[-1]) for t in _skip_flags(rest, frozenset({"-p"}))]
     if head in ("make", "gmake", "just"):
         tool = "just" if head == "just" else "make"
-        targets = _skip_flags(rest, frozenset({"-C", "-f", "-j", "--directory", "--justfile"}))
+        targets = _skip_flags(rest, frozenset({"-C", "-f", "--directory", "--justfile"}))
         return [(tool, t) for t in targets if "=" not in t] or [(tool, "")]
     return []
 

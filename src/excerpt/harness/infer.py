@@ -21,6 +21,7 @@ from excerpt.harness.files import RepoFiles
 from excerpt.harness.model import KINDS, Command, Harness
 from excerpt.harness.native import (
     cargo_commands,
+    deno_commands,
     go_commands,
     gradle_commands,
     just_commands,
@@ -48,10 +49,13 @@ _MANIFESTS = frozenset(
     {
         "package.json", "go.mod", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts",
         "settings.gradle", "settings.gradle.kts", "Makefile", "GNUmakefile", "makefile",
-        "justfile", "Justfile", ".justfile", *PYTHON_MARKERS,
+        "justfile", "Justfile", ".justfile", "deno.json", "deno.jsonc", *PYTHON_MARKERS,
     }
 )  # fmt: skip
 _CORROBORATED = 0.1
+# A Makefile in a test directory drives the tests (C projects: `make -C tests test-x`).
+_MAKEFILES = frozenset({"Makefile", "GNUmakefile", "makefile"})
+_TEST_DIRS = frozenset({"test", "tests"})
 
 
 def infer_harness(
@@ -92,7 +96,8 @@ def _project_dirs(files: RepoFiles) -> set[str]:
         if pure.name not in _MANIFESTS:
             continue
         parents = pure.parts[:-1]
-        if len(parents) > MAX_DEPTH or any(p in _SKIP_PARTS or p.startswith(".") for p in parents):
+        skipped = _SKIP_PARTS - _TEST_DIRS if pure.name in _MAKEFILES else _SKIP_PARTS
+        if len(parents) > MAX_DEPTH or any(p in skipped or p.startswith(".") for p in parents):
             continue
         dirs.add(files.dir_of(path))
     return dirs
@@ -142,8 +147,12 @@ def _from_manifests(files: RepoFiles, dirs: list[str]) -> list[Command]:
             out += node_commands(files, directory, member_of[directory], member=True)
         elif directory in workspaces:
             out += node_commands(files, directory, workspaces[directory], member=False)
-        if has & set(PYTHON_MARKERS):
+        if has & set(PYTHON_MARKERS) and not files.exists(files.in_dir(directory, "__init__.py")):
             out += python_commands(files, directory)
+        for name in ("deno.json", "deno.jsonc"):
+            if name in has:
+                out += deno_commands(files, directory, files.in_dir(directory, name))
+                break
         if "go.mod" in has:
             out += go_commands(files, directory)
         if "Cargo.toml" in has and _cargo_root(files, directory):
@@ -189,7 +198,7 @@ def _with_ci(commands: list[Command], steps: list[CiStep]) -> list[Command]:
     for step in steps:
         sigs = signatures(step.command)
         kind = next((k for k in map(kind_of, sigs) if k is not None), None)
-        if step in used or step.auxiliary or kind is None or "$" in step.command:
+        if step in used or step.auxiliary or kind in (None, "install") or "$" in step.command:
             continue
         if (step.command, step.directory) in known:
             continue

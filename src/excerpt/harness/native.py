@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from excerpt.harness.files import RepoFiles
@@ -9,6 +10,7 @@ from excerpt.harness.model import Command, Kind
 
 __all__ = [
     "cargo_commands",
+    "deno_commands",
     "go_commands",
     "gradle_commands",
     "just_commands",
@@ -21,6 +23,7 @@ _TARGET_KINDS: dict[str, Kind] = {
     "tests": "test",
     "check": "test",
     "test-all": "test",
+    "ci": "test",
     "lint": "lint",
     "typecheck": "typecheck",
     "type-check": "typecheck",
@@ -32,9 +35,22 @@ _TARGET_KINDS: dict[str, Kind] = {
     "deps": "install",
     "bootstrap": "install",
 }
+# test-unit, check_all, platformTest, abiTests, unit-tests (not "latest")
+_TEST_VARIANT = re.compile(
+    r"^(?!build|clean|install)(^(test|check)[_-]\w|.*[a-z0-9]Tests?$|.*[_-]tests?$)"
+)
 _MAKE_RULE = re.compile(r"^([A-Za-z0-9_.\-/ ]+?)\s*::?(?![=])")
 _JUST_RECIPE = re.compile(r"^@?([A-Za-z0-9_-]+)(?:\s+[^:=]*)?\s*:(?![=])")
 _JUST_KEYWORDS = frozenset({"set", "alias", "export", "import", "mod"})
+
+
+def _target_kind(target: str) -> tuple[Kind | None, float]:
+    """The kind of a Make target or just recipe by its name, and how sure that is."""
+    if target in _TARGET_KINDS:
+        return _TARGET_KINDS[target], 0.8
+    if _TEST_VARIANT.match(target) and "watch" not in target:
+        return "test", 0.6
+    return None, 0.0
 
 
 def _cmd(command: str, kind: Kind, directory: str, tool: str, ev: str, conf: float) -> Command:
@@ -74,6 +90,24 @@ def cargo_commands(files: RepoFiles, directory: str) -> list[Command]:
     ]
 
 
+def deno_commands(files: RepoFiles, directory: str, config: str) -> list[Command]:
+    ev = f"{config}:1"
+    out = [
+        _cmd("deno test", "test", directory, "deno", ev, 0.8),
+        _cmd("deno lint", "lint", directory, "deno", ev, 0.6),
+    ]
+    try:
+        tasks = json.loads(files.text(config) or "{}").get("tasks")
+    except (ValueError, AttributeError):
+        tasks = None
+    for name in sorted(tasks) if isinstance(tasks, dict) else []:
+        kind, confidence = _target_kind(name)
+        if kind is not None and kind != "install":
+            where = files.cite(config, rf'^\s*"{re.escape(name)}"\s*:', after=r'"tasks"\s*:')
+            out.append(_cmd(f"deno task {name}", kind, directory, "deno", where, confidence))
+    return out
+
+
 def maven_commands(files: RepoFiles, directory: str) -> list[Command]:
     pom = files.in_dir(directory, "pom.xml")
     mvn = "./mvnw" if files.exists(files.in_dir(directory, "mvnw")) else "mvn"
@@ -103,11 +137,11 @@ def make_commands(files: RepoFiles, directory: str, makefile: str) -> list[Comma
         if not m:
             continue
         for target in m.group(1).split():
-            kind = _TARGET_KINDS.get(target)
+            kind, confidence = _target_kind(target)
             if kind and target not in seen:
                 seen.add(target)
                 ev = f"{makefile}:{number}"
-                out.append(_cmd(f"make {target}", kind, directory, "make", ev, 0.8))
+                out.append(_cmd(f"make {target}", kind, directory, "make", ev, confidence))
     return out
 
 
@@ -120,9 +154,9 @@ def just_commands(files: RepoFiles, directory: str, justfile: str) -> list[Comma
         m = _JUST_RECIPE.match(line)
         if not m or m.group(1) in _JUST_KEYWORDS or m.group(1) in seen:
             continue
-        kind = _TARGET_KINDS.get(m.group(1))
+        kind, confidence = _target_kind(m.group(1))
         if kind:
             seen.add(m.group(1))
             ev = f"{justfile}:{number}"
-            out.append(_cmd(f"just {m.group(1)}", kind, directory, "just", ev, 0.8))
+            out.append(_cmd(f"just {m.group(1)}", kind, directory, "just", ev, confidence))
     return out

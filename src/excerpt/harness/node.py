@@ -33,6 +33,7 @@ _SCRIPT_KINDS: dict[str, Kind] = {
     "lint": "lint",
     "build": "build",
 }
+_TEST_VARIANT = re.compile(r"test[:_-]\w")  # test:unit, test-e2e: the parts a CI may run
 _NPM_INIT_TEST = re.compile(r"no test specified")
 
 
@@ -188,7 +189,8 @@ def node_commands(
     scripts = scripts if isinstance(scripts, dict) else {}
     kinds: set[str] = set()
     for name, body in scripts.items():
-        kind = _SCRIPT_KINDS.get(name)
+        variant = _TEST_VARIANT.match(name) and "watch" not in name
+        kind = _SCRIPT_KINDS.get(name) or ("test" if variant else None)
         if kind is None or not isinstance(body, str) or not body.strip():
             continue
         if kind == "test" and _NPM_INIT_TEST.search(body):
@@ -203,7 +205,7 @@ def node_commands(
                 evidence=(
                     files.cite(manifest, rf'^\s*"{re.escape(name)}"\s*:', after='"scripts"'),
                 ),
-                confidence=0.9,
+                confidence=0.9 if name in _SCRIPT_KINDS else 0.7,
             )
         )
     if "typecheck" not in kinds and _uses_typescript(files, directory, doc):

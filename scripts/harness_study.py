@@ -93,7 +93,8 @@ def study(entries: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _markdown(doc: dict[str, Any]) -> str:
     lines = [
-        "| repository | inferred test commands (manifests only) | CI test commands | found (manifests / +CI) |",
+        "| repository | inferred test commands (manifests only) | CI test commands"
+        " | found (manifests / +CI) |",
         "| --- | --- | --- | --- |",
     ]
     for r in doc["rows"]:
@@ -108,9 +109,9 @@ def _markdown(doc: dict[str, Any]) -> str:
     lines.append("")
     for mode, s in doc["summary"].items():
         lines.append(
-            f"- {mode}: {s['ci_test_commands_found']}/{s['ci_test_commands']} CI test commands found "
-            f"({s['rate']:.1%}); per-repository mean {s['repos_macro_rate']:.1%}; main test command "
-            f"found in {s['primary_found']}/{s['repos']} repositories"
+            f"- {mode}: {s['ci_test_commands_found']}/{s['ci_test_commands']} CI test commands"
+            f" found ({s['rate']:.1%}); per-repository mean {s['repos_macro_rate']:.1%}; main"
+            f" test command found in {s['primary_found']}/{s['repos']} repositories"
         )
     return "\n".join(lines) + "\n"
 

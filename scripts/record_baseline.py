@@ -18,7 +18,15 @@ from excerpt.evals.runner import run_suites
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "src" / "excerpt" / "evals" / "data"
-FILES = {"accuracy": "retrieval.json", "savings": "savings.json", "context": "context.json"}
+FILES = {
+    "accuracy": "retrieval.json",
+    "risk": "risk.json",
+    "savings": "savings.json",
+    "context": "context.json",
+}
+# Suites whose floors are policy, not a measured baseline: the risk suite keeps accuracy 0.96
+# and every SPEC guard passing (1.0), whatever this run measures; its file is not rewritten.
+FIXED_FLOORS = {"risk"}
 BEGIN, END = "<!-- eval-baseline:begin -->", "<!-- eval-baseline:end -->"
 
 
@@ -28,6 +36,8 @@ def main() -> int:
     args = parser.parse_args()
     report = run_suites(list(FILES)).to_dict(details=False)
     for name, suite in report["suites"].items():
+        if name in FIXED_FLOORS:
+            continue
         path = DATA / FILES[name]
         doc = json.loads(path.read_text(encoding="utf-8"))
         floors = {}

@@ -40,13 +40,21 @@ T = TypeVar("T")
 
 SESSION_TIMEOUT = 90  # seconds; a hang guard, never a performance assertion
 CALL_TIMEOUT = 60
-TOOLS = {"context_plan", "context_pack", "context_retrieve", "index_status", "harness_infer"}
+TOOLS = {
+    "context_plan",
+    "context_pack",
+    "context_retrieve",
+    "index_status",
+    "harness_infer",
+    "risk_classify",
+}
 PROPERTIES = {
     "context_plan": {"task", "budget", "changed_paths"},
     "context_pack": {"task", "budget", "changed_paths", "format"},
     "context_retrieve": {"handles"},
     "index_status": set(),
     "harness_infer": {"use_ci"},
+    "risk_classify": {"paths", "query"},
 }
 REQUIRED = {
     "context_plan": ["task"],
@@ -54,6 +62,7 @@ REQUIRED = {
     "context_retrieve": ["handles"],
     "index_status": [],
     "harness_infer": [],
+    "risk_classify": [],
 }
 INDEX_KEYS = {
     "files_discovered",

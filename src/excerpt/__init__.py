@@ -17,6 +17,7 @@ from excerpt.errors import (
     UsageError,
 )
 from excerpt.index.build import IndexReport, index_repository
+from excerpt.risk import classify_path, concepts_from_query, is_gate_risk_path, is_secret_path
 
 __all__ = [
     "CacheBusy",
@@ -30,8 +31,12 @@ __all__ = [
     "NotADirectoryFault",
     "UsageError",
     "__version__",
+    "classify_path",
+    "concepts_from_query",
     "discover",
     "index_repository",
+    "is_gate_risk_path",
+    "is_secret_path",
     "is_sensitive_path",
 ]
 

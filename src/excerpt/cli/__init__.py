@@ -20,6 +20,7 @@ from excerpt.cli import (
     index_cmd,
     mcp_cmd,
     pack_cmd,
+    risk_cmd,
 )
 from excerpt.errors import ExcerptError
 
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     pack_cmd.register(sub)
     get_cmd.register(sub)
     graph_cmd.register(sub)
+    risk_cmd.register(sub)
     harness_cmd.register(sub)
     mcp_cmd.register(sub)
     eval_cmd.register(sub)

@@ -18,12 +18,18 @@ def register(sub: Any) -> None:
     p = sub.add_parser("eval", help="run the evaluation suites (exit 1 below a floor)")
     p.add_argument("action", nargs="?", choices=["agent-runs"], help="agent-runs FILE")
     p.add_argument("file", nargs="?", type=Path, help="agent-run records (JSON lines)")
-    p.add_argument("--accuracy", action="store_true", help="retrieval corpus")
+    p.add_argument("--accuracy", action="store_true", help="retrieval and risk corpora")
     p.add_argument("--context", action="store_true", help="six task categories, three ways")
     p.add_argument("--savings", metavar="REPO", help="token savings on a repository")
+    p.add_argument(
+        "--harness",
+        action="store_true",
+        help="inferred setup/validate commands vs expected; the shipped node, python and rust "
+        "fixtures' commands also run in a temporary copy (slower: not part of --all)",
+    )
     p.add_argument("--tasks", type=Path, help="with --savings: tasks as JSON lines")
     p.add_argument("--budget", type=int, default=32000, help="with --savings: byte budget")
-    p.add_argument("--all", action="store_true", help="accuracy, savings and context")
+    p.add_argument("--all", action="store_true", help="all but harness (it runs toolchains)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained report")
     p.set_defaults(handler=run)
@@ -35,10 +41,12 @@ def run(args: argparse.Namespace) -> int:
     from excerpt.evals.runner import EvalReport, run_suites
     from excerpt.evals.savings import savings_for_repo
 
-    names = ["accuracy", "savings", "context"] if args.all else []
-    names += [n for n in ("accuracy", "context") if getattr(args, n) and n not in names]
+    names = ["accuracy", "risk", "savings", "context"] if args.all else []
+    names += [n for n in ("accuracy", "context", "harness") if getattr(args, n) and n not in names]
+    if args.accuracy and "risk" not in names:  # SPEC §10: --accuracy includes the risk cases
+        names.append("risk")
     if not names and not args.savings:
-        raise UsageError("choose --accuracy, --context, --savings REPO or --all")
+        raise UsageError("choose --accuracy, --context, --harness, --savings REPO or --all")
     report = run_suites(names)
     if args.savings:
         tasks = _tasks(args.tasks) if args.tasks else None
@@ -88,6 +96,8 @@ def _table(doc: dict[str, Any]) -> str:
                 ]
                 lines.append(f"| {cat} | " + " | ".join(cells) + " |")
             lines.append("")
+        for case, reason in suite.get("tables", {}).get("skipped", {}).items():
+            lines.append(f"{name}: {case} skipped ({reason})")
     return "\n".join(lines) + "\n"
 
 

@@ -8,17 +8,30 @@ import tempfile
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from excerpt.errors import UsageError
+from excerpt.risk import concept_names
 
 __all__ = [
     "ContextCase",
     "ContextCorpus",
+    "HarnessCase",
+    "HarnessCorpus",
+    "HarnessExpected",
     "RetrievalCase",
     "RetrievalCorpus",
+    "RiskCase",
+    "RiskCorpus",
     "load_corpus",
     "materialise",
 ]
@@ -63,6 +76,76 @@ class ContextCorpus(BaseModel):
     budget: int = Field(ge=0)
     thresholds: dict[str, float]
     cases: list[ContextCase]
+
+
+class HarnessExpected(BaseModel):
+    """One command a case expects: exact string, group, kind and directory; ``evidence`` names
+    files (without line) that must be among the command's cited evidence."""
+
+    model_config = _STRICT
+    group: Literal["setup", "validate"]
+    kind: Literal["install", "test", "typecheck", "lint", "build"]
+    command: str = Field(min_length=1)
+    directory: str = Field(default=".", min_length=1)
+    evidence: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _group_matches_kind(self) -> Self:
+        if (self.group == "setup") != (self.kind == "install"):
+            raise ValueError("install commands are setup, every other kind is validate")
+        return self
+
+
+class HarnessCase(BaseModel):
+    """Expected (and, in ``unexpected``, excluded) commands for one fixture; ``execute`` runs
+    the expected commands in a temporary copy."""
+
+    model_config = _STRICT
+    id: str
+    repo_fixtures: list[str] = Field(alias="repoFixtures", min_length=1)
+    expected: list[HarnessExpected] = Field(min_length=1)
+    unexpected: list[HarnessExpected] = Field(default_factory=list)
+    execute: bool = False
+
+
+class HarnessCorpus(BaseModel):
+    model_config = _STRICT
+    suite: str
+    thresholds: dict[str, float]
+    cases: list[HarnessCase]
+
+
+class RiskCase(BaseModel):
+    """A path or a task text, and the exact set of risk concepts a reviewer expects."""
+
+    model_config = _STRICT
+    id: str
+    path: str | None = Field(default=None, min_length=1)
+    query: str | None = Field(default=None, min_length=1)
+    expected: list[str]
+    tags: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _path_or_query(self) -> Self:
+        if (self.path is None) == (self.query is None):
+            raise ValueError("a risk case has a path or a query, exactly one")
+        return self
+
+    @field_validator("expected")
+    @classmethod
+    def _known_concepts(cls, value: list[str]) -> list[str]:
+        unknown = sorted(set(value) - set(concept_names()))
+        if unknown:
+            raise ValueError(f"unknown risk concepts: {', '.join(unknown)}")
+        return value
+
+
+class RiskCorpus(BaseModel):
+    model_config = _STRICT
+    suite: str
+    description: str = ""
+    thresholds: dict[str, float]
+    cases: list[RiskCase] = Field(min_length=1)
 
 
 def _data(name: str) -> Any:

@@ -10,7 +10,7 @@ from excerpt.evals.suites import Packer, SuiteResult, run_accuracy, run_context
 
 __all__ = ["SUITES", "EvalReport", "run_suites"]
 
-SUITES = ("accuracy", "savings", "context")
+SUITES = ("accuracy", "risk", "savings", "context", "harness")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,13 +35,17 @@ def run_suites(names: Sequence[str], packer: Packer | None = None) -> EvalReport
     """Run suites by name, in the order of ``SUITES``, with the engine's own packer unless
     another (a test double) is given."""
     from excerpt.evals import suites
+    from excerpt.evals.harness_suite import run_harness
+    from excerpt.evals.risk_suite import run_risk
     from excerpt.evals.savings import savings_suite  # the tokenizer loads only when needed
 
     chosen = packer or suites.default_packer
 
     runners: dict[str, Callable[[Packer], SuiteResult]] = {
         "accuracy": run_accuracy,
+        "risk": lambda _packer: run_risk(),  # classifies strings, needs no packer
         "context": run_context,
         "savings": savings_suite,
+        "harness": lambda _packer: run_harness(),  # runs toolchains, needs no packer
     }
     return EvalReport(tuple(runners[name](chosen) for name in SUITES if name in names))

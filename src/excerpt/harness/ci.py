@@ -18,11 +18,18 @@ import yaml
 from excerpt.harness.files import RepoFiles
 from excerpt.harness.model import Kind
 
-__all__ = ["CiStep", "ci_steps", "kind_of", "signatures"]
+__all__ = ["UNKNOWN_DIR", "CiStep", "ci_steps", "kind_of", "signatures"]
 
 Signature = tuple[str, str]
 
-_AUXILIARY = re.compile(r"doc|release|publish|deploy|pages|bench|stale|label|triage|notify")
+_AUXILIARY = frozenset(
+    {
+        "doc", "docs", "documentation", "release", "releases", "publish", "deploy",
+        "deployment", "pages", "bench", "benchmark", "benchmarks", "stale", "label", "labels",
+        "labeler", "triage", "notify",
+    }
+)  # fmt: skip
+UNKNOWN_DIR = "?"  # a directory CI computes at run time: its steps corroborate nothing
 _EXPRESSION = re.compile(r"\$\{\{.*?\}\}")
 _REDIRECT = re.compile(r"\d?[<>]")
 _NUMERIC_FLAGS = frozenset({"-j", "--jobs", "-l", "--load-average"})  # value optional
@@ -74,7 +81,8 @@ class CiStep:
     @property
     def auxiliary(self) -> bool:
         """True for documentation, release, deployment and benchmark jobs: not validation."""
-        return bool(_AUXILIARY.search(f"{self.file} {self.job}".lower()))
+        words = re.split(r"[^a-z0-9]+", f"{self.file} {self.job}".lower())
+        return not _AUXILIARY.isdisjoint(words)
 
     @property
     def evidence(self) -> str:
@@ -98,7 +106,7 @@ def ci_steps(files: RepoFiles) -> list[CiStep]:
             continue
         try:
             root = yaml.compose(text, Loader=yaml.SafeLoader)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):
             continue
         for node, directory, job in _run_nodes(root):
             out += _steps(path, node, directory, job)
@@ -145,11 +153,22 @@ def _run_nodes(root: yaml.Node | None) -> Iterator[tuple[yaml.ScalarNode, str, s
                     yield item, ".", name
 
 
-def _normal_dir(directory: str) -> str:
-    if "${{" in directory:
-        return "."
-    clean = str(PurePosixPath(directory.strip().removeprefix("./")))
-    return "." if clean in ("", ".") or clean.startswith(("/", "..")) else clean
+def _normal_dir(directory: str, base: str = ".") -> str:
+    """A repository-relative directory, or ``UNKNOWN_DIR`` when CI decides it at run time
+    or it leaves the checkout."""
+    directory = directory.strip().strip("\"'")
+    if "$" in directory or directory.startswith(("/", "~")) or base == UNKNOWN_DIR:
+        return UNKNOWN_DIR
+    joined = PurePosixPath(base) / directory.removeprefix("./")
+    parts: list[str] = []
+    for part in joined.parts:
+        if part == "..":
+            if not parts:
+                return UNKNOWN_DIR
+            parts.pop()
+        elif part != ".":
+            parts.append(part)
+    return "/".join(parts) or "."
 
 
 def _steps(path: str, node: yaml.ScalarNode, directory: str, job: str) -> list[CiStep]:
@@ -157,6 +176,7 @@ def _steps(path: str, node: yaml.ScalarNode, directory: str, job: str) -> list[C
     out = []
     pending: list[str] = []
     start = first
+    here = directory  # a `cd` holds for the rest of the script
     for offset, raw in enumerate(node.value.splitlines()):
         line = raw.strip()
         if not pending:
@@ -168,10 +188,9 @@ def _steps(path: str, node: yaml.ScalarNode, directory: str, job: str) -> list[C
         pending = []
         if not logical or logical.startswith("#"):
             continue
-        here = directory
         for part in _SPLIT.split(logical):
             if part.startswith("cd "):
-                here = _normal_dir(part[3:].strip().strip("\"'"))
+                here = _normal_dir(part[3:], here)
             elif part:
                 out.append(CiStep(path, start, part, here, job))
     return out
@@ -302,7 +321,8 @@ def kind_of(sig: Signature) -> Kind | None:
         name = job.lower()
         for word, kind in (
             ("typecheck", "typecheck"), ("type-check", "typecheck"), ("tsc", "typecheck"),
-            ("types", "typecheck"), ("mypy", "typecheck"), ("lint", "lint"), ("test", "test"),
+            ("types", "typecheck"), ("typing", "typecheck"), ("mypy", "typecheck"),
+            ("lint", "lint"), ("style", "lint"), ("test", "test"),
             ("build", "build"),
         ):  # fmt: skip
             if word in name:

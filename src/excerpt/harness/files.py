@@ -57,7 +57,7 @@ class RepoFiles:
             return None
         try:
             return tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
+        except (tomllib.TOMLDecodeError, RecursionError):
             return None
 
     def line_of(self, rel: str, pattern: str, *, after: str | None = None) -> int:

@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 
 from excerpt.core.settings import Limits
 from excerpt.discover import resolve_root
-from excerpt.harness.ci import CiStep, ci_steps, kind_of, signatures
+from excerpt.harness.ci import UNKNOWN_DIR, CiStep, ci_steps, kind_of, signatures
 from excerpt.harness.files import RepoFiles
 from excerpt.harness.model import KINDS, Command, Harness
 from excerpt.harness.native import (
@@ -143,6 +143,8 @@ def _from_manifests(files: RepoFiles, dirs: list[str]) -> list[Command]:
             member_of.update({m: ws for m in ws.members if m != directory})
     for directory in dirs:
         has = {name for name in _MANIFESTS if files.exists(files.in_dir(directory, name))}
+        if not _TEST_DIRS.isdisjoint(PurePosixPath(directory).parts):
+            has &= _MAKEFILES  # a test directory is a project only for its Makefile
         if directory in member_of:
             out += node_commands(files, directory, member_of[directory], member=True)
         elif directory in workspaces:
@@ -199,6 +201,8 @@ def _with_ci(commands: list[Command], steps: list[CiStep]) -> list[Command]:
         sigs = signatures(step.command)
         kind = next((k for k in map(kind_of, sigs) if k is not None), None)
         if step in used or step.auxiliary or kind in (None, "install") or "$" in step.command:
+            continue
+        if step.directory == UNKNOWN_DIR:
             continue
         if (step.command, step.directory) in known:
             continue

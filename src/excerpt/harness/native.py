@@ -40,7 +40,7 @@ _TEST_VARIANT = re.compile(
     r"^(?!build|clean|install)(^(test|check)[_-]\w|.*[a-z0-9]Tests?$|.*[_-]tests?$)"
 )
 _MAKE_RULE = re.compile(r"^([A-Za-z0-9_.\-/ ]+?)\s*::?(?![=])")
-_JUST_RECIPE = re.compile(r"^@?([A-Za-z0-9_-]+)(?:\s+[^:=]*)?\s*:(?![=])")
+_JUST_RECIPE = re.compile(r"^@?([A-Za-z0-9_-]+)(?:\s+[^:]*)?\s*:(?![=])")
 _JUST_KEYWORDS = frozenset({"set", "alias", "export", "import", "mod"})
 
 
@@ -78,7 +78,9 @@ def go_commands(files: RepoFiles, directory: str) -> list[Command]:
 
 def cargo_commands(files: RepoFiles, directory: str) -> list[Command]:
     manifest = files.in_dir(directory, "Cargo.toml")
-    doc = files.toml(manifest) or {}
+    doc = files.toml(manifest)
+    if doc is None:
+        return []  # unreadable or malformed: cargo itself would refuse it
     virtual = "workspace" in doc and "package" not in doc
     flag = " --workspace" if virtual else ""
     ev = files.cite(manifest, r"^\[workspace\]" if virtual else r"^\[package\]")
@@ -98,7 +100,7 @@ def deno_commands(files: RepoFiles, directory: str, config: str) -> list[Command
     ]
     try:
         tasks = json.loads(files.text(config) or "{}").get("tasks")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         tasks = None
     for name in sorted(tasks) if isinstance(tasks, dict) else []:
         kind, confidence = _target_kind(name)

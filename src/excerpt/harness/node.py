@@ -55,7 +55,7 @@ def _package(files: RepoFiles, rel: str) -> dict[str, Any] | None:
         return None
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
 
@@ -107,7 +107,7 @@ def _members(files: RepoFiles, directory: str, doc: dict[str, Any], manager: str
     if pnpm is not None:
         try:
             loaded = yaml.safe_load(pnpm)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):
             loaded = None
         if isinstance(loaded, dict) and isinstance(loaded.get("packages"), list):
             patterns += [p for p in loaded["packages"] if isinstance(p, str)]

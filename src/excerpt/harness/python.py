@@ -13,7 +13,9 @@ from excerpt.harness.model import Command, Kind
 
 __all__ = ["PYTHON_MARKERS", "python_commands"]
 
-PYTHON_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "noxfile.py")
+PYTHON_MARKERS = (
+    "pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "noxfile.py", "requirements.txt",
+)  # fmt: skip
 _REQUIREMENTS = re.compile(
     r"(?:requirements(?:[-_.](?:dev|test|tests|testing|ci|lint))?|"
     r"(?:dev|test|tests|testing)[-_]requirements)\.txt"
@@ -39,6 +41,7 @@ class _Project:
 
     directory: str
     pyproject: dict[str, Any] = field(default_factory=dict)
+    hatch: dict[str, Any] = field(default_factory=dict)
     setup_cfg: configparser.ConfigParser | None = None
     tox_ini: configparser.ConfigParser | None = None
     deps: dict[str, str] = field(default_factory=dict)  # name → evidence
@@ -67,6 +70,7 @@ def _collect(files: RepoFiles, directory: str) -> _Project:
     project = _Project(directory)
     py = files.in_dir(directory, "pyproject.toml")
     project.pyproject = files.toml(py) or {}
+    project.hatch = files.toml(files.in_dir(directory, "hatch.toml")) or {}
     project.setup_cfg = _ini(files.text(files.in_dir(directory, "setup.cfg")))
     project.tox_ini = _ini(files.text(files.in_dir(directory, "tox.ini")))
     doc = project.pyproject
@@ -76,7 +80,7 @@ def _collect(files: RepoFiles, directory: str) -> _Project:
             name = _dep_name(spec)
             if name and name not in project.deps:
                 quoted = re.escape(name).replace(r"\-", "[-_]")
-                project.deps[name] = files.cite(where, rf"""["']{quoted}\b""")
+                project.deps[name] = files.cite(where, rf"""(?i)(^|["'\s]){quoted}\b""")
 
     proj = _dict(doc.get("project"))
     note(_list(proj.get("dependencies")), py)
@@ -278,27 +282,30 @@ def _linters(files: RepoFiles, p: _Project, manager: str) -> list[Command]:
     return out
 
 
-def _hatch_env_scripts(p: _Project) -> dict[tuple[str, str], object]:
-    envs = _dict(_dict(_dict(p.pyproject.get("tool")).get("hatch")).get("envs"))
+def _hatch_env_scripts(p: _Project) -> dict[tuple[str, str], str]:
+    """``(env, script)`` → the section header that declares it (pyproject or hatch.toml)."""
+    sources = (
+        (_dict(_dict(_dict(p.pyproject.get("tool")).get("hatch")).get("envs")), r"tool\.hatch\."),
+        (_dict(p.hatch.get("envs")), ""),
+    )
     return {
-        (env, name): body
+        (env, name): rf"^\[{prefix}envs\.{re.escape(env)}\.scripts\]"
+        for envs, prefix in sources
         for env, spec in envs.items()
-        for name, body in _dict(_dict(spec).get("scripts")).items()
+        for name in _dict(_dict(spec).get("scripts"))
     }
 
 
 def _hatch_scripts(files: RepoFiles, p: _Project) -> list[Command]:
-    py = files.in_dir(p.directory, "pyproject.toml")
     out = []
-    for (env, name), _body in sorted(_hatch_env_scripts(p).items()):
+    for (env, name), section in sorted(_hatch_env_scripts(p).items()):
         kind = _SCRIPT_KINDS.get(name)
         if kind is None:
             continue
         target = name if env == "default" else f"{env}:{name}"
+        config = "pyproject.toml" if section.startswith(r"^\[tool") else "hatch.toml"
         where = files.cite(
-            py,
-            rf"^\s*{re.escape(name)}\s*=",
-            after=rf"^\[tool\.hatch\.envs\.{re.escape(env)}\.scripts\]",
+            files.in_dir(p.directory, config), rf"^\s*{re.escape(name)}\s*=", after=section
         )
         out.append(_cmd(f"hatch run {target}", kind, p.directory, "hatch", [where], 0.9))
     return out

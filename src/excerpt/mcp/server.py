@@ -22,11 +22,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from excerpt import __version__
 from excerpt.core.settings import repo_cache_dir
 from excerpt.errors import ExcerptError
+from excerpt.harness import infer_harness
 from excerpt.index.build import index_repository, resolve_root
 from excerpt.pack import PackRequest, build_pack, build_plan, get_excerpts
-from excerpt.harness import infer_harness
-from excerpt.render.markdown import render_get, render_harness, render_pack, render_plan
+from excerpt.render.markdown import (
+    render_get,
+    render_harness,
+    render_pack,
+    render_plan,
+    render_risk,
+)
 from excerpt.render.text import render_index
+from excerpt.risk import risk_report
 
 __all__ = ["build_server", "serve"]
 
@@ -194,7 +201,9 @@ def _tools(session: _Session) -> list[Callable[..., Any]]:
         roots: Roots,
         use_ci: Annotated[
             bool,
-            Field(description="Also read CI workflow files (corroborating evidence; default true)."),
+            Field(
+                description="Also read CI workflow files (corroborating evidence; default true)."
+            ),
         ] = True,
     ) -> CallToolResult:
         """Infer, without running anything, how this repository is set up (install) and
@@ -205,7 +214,37 @@ def _tools(session: _Session) -> list[Callable[..., Any]]:
         doc = (await _call(lambda: infer_harness(root, use_ci=use_ci))).to_dict()
         return _result(render_harness(doc), doc)
 
-    return [context_plan, context_pack, context_retrieve, index_status, harness_infer]
+    async def risk_classify(
+        paths: Annotated[
+            list[Annotated[str, Field(max_length=4096)]] | None,
+            Field(
+                max_length=1000,
+                description="Repository-relative paths to classify (give these or query).",
+            ),
+        ] = None,
+        query: Annotated[
+            str | None,
+            Field(
+                max_length=_MAX_TASK,
+                description="Task text (an issue or request) to classify instead of paths.",
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        """Name the risk concepts (money flow, auth/security, secrets, schema/migration,
+        infra/deploy, ci/merge-gate, dependencies, privacy/pii) of paths or of a task text,
+        with whether each path needs gate attention or is secret material. Matching is by
+        token, never substring; no file is read."""
+        doc = await _call(lambda: dict(risk_report(paths=tuple(paths or ()), query=query)))
+        return _result(render_risk(doc), doc)
+
+    return [
+        context_plan,
+        context_pack,
+        context_retrieve,
+        index_status,
+        harness_infer,
+        risk_classify,
+    ]
 
 
 def _request(

@@ -21,6 +21,7 @@ from excerpt.pack.model import Item, Omitted, Pack, Plan, PlanEntry
 from excerpt.pack.prepare import MAX_BUDGET, PackRequest, Prepared, prepare
 from excerpt.pack.regions import Region
 from excerpt.rank.score import Candidate, Reason
+from excerpt.risk import classify_path
 
 __all__ = ["PackRequest", "build_pack", "build_packs", "build_plan", "select"]
 
@@ -251,7 +252,9 @@ def _region_score(cand: Candidate, region: Region) -> float:
 
 def _reasons(cand: Candidate, region: Region) -> tuple[Reason, ...]:
     lines = Reason("match", _REASON_FOR_SIGNAL.get(region.signal, "lines chosen"))
-    return (*cand.reasons, lines)
+    concepts = classify_path(cand.path)
+    risk = (Reason("risk", "risk concepts: " + ", ".join(concepts)),) if concepts else ()
+    return (*cand.reasons, lines, *risk)
 
 
 def _item(prep: Prepared, piece: _Piece, rank: int, *, truncated: bool) -> Item:

@@ -13,7 +13,7 @@ from typing import Any
 from excerpt.index.languages import language_of
 from excerpt.render.text import escape_controls
 
-__all__ = ["render_get", "render_harness", "render_pack", "render_plan"]
+__all__ = ["render_get", "render_harness", "render_pack", "render_plan", "render_risk"]
 
 _FENCE_LANG = {
     "python": "python", "javascript": "javascript", "typescript": "typescript", "tsx": "tsx",
@@ -149,3 +149,18 @@ def render_harness(doc: dict[str, Any]) -> str:
     if doc.get("notes"):
         out += ["", *[f"Note: {escape_controls(n)}" for n in doc["notes"]]]
     return "\n".join(out) + "\n"
+
+
+def render_risk(doc: dict[str, Any]) -> str:
+    """Risk concepts of task text, or of each path with its gate and secret flags."""
+    if "query" in doc:
+        return f"query: {', '.join(doc['query']['concepts']) or '(no risk concepts)'}\n"
+    lines = []
+    for path, risk in doc.get("paths", {}).items():
+        flags = [
+            n for n, on in (("gate risk", risk["gate_risk"]), ("secret", risk["secret"])) if on
+        ]
+        shown = ", ".join(risk["concepts"]) or "(no risk concepts)"
+        suffix = f" [{', '.join(flags)}]" if flags else ""
+        lines.append(f"{escape_controls(path)}: {shown}{suffix}")
+    return "\n".join(lines) + "\n"

@@ -187,6 +187,18 @@ def test_hostile_git_config_attributes_and_hooks_never_run_during_index(
     assert full_snapshot(repo) == before
 
 
+def test_hostile_git_config_never_runs_during_harness_inference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, markers = build_hostile_repo(tmp_path)
+    (repo / "package.json").write_text('{"scripts": {"test": "node t.js"}}', encoding="utf-8")
+    before = full_snapshot(repo)
+    assert main(["harness", "--repo", str(repo), "--json"]) == 0
+    assert "npm test" in capsys.readouterr().out
+    assert sorted(p.name for p in markers.iterdir()) == []
+    assert full_snapshot(repo) == before
+
+
 def test_the_hostile_scripts_do_run_under_plain_git(tmp_path: Path) -> None:
     """Control: the same setup does execute under ordinary git, so the test above can fail."""
     repo, markers = build_hostile_repo(tmp_path)

@@ -123,6 +123,18 @@ def test_token_counts_are_exact_when_a_long_text_is_counted_in_pieces(
     assert savings.o200k_counter()(text) == whole
 
 
+def test_a_cut_never_splits_punctuation_from_the_slashes_on_the_next_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from excerpt.evals import savings
+
+    text = "".join(f"value = call({i}).\n// note {i} on the next line\n" for i in range(400))
+    whole = savings.o200k_counter()(text)
+    monkeypatch.setattr(savings, "_CHUNK_CHARS", 200)
+    assert all(not c.startswith("/") for c in savings._chunks(text)[1:])
+    assert savings.o200k_counter()(text) == whole
+
+
 def test_agent_runs_prints_a_readable_summary_and_refuses_a_malformed_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

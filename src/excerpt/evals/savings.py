@@ -67,14 +67,15 @@ def o200k_counter() -> Counter:
 
 
 _CHUNK_CHARS = 100_000
-_BOUNDARY = re.compile(r"\n(?=\S)")
+_BOUNDARY = re.compile(r"\n(?=[^\s/])")  # a punctuation run takes "\n" and "/" with it
 _WORD_GAP = re.compile(r"(?<=\S)(?= \S)")  # a single space before a word: " word" stays whole
 
 
 def _chunks(text: str) -> list[str]:
     """Pieces of at most about ``_CHUNK_CHARS``, cut only after a newline that precedes a
-    non-space character: o200k's pre-tokenizer never joins across such a point, so the sum of
-    the pieces' counts is the count of the whole (the encoder caps one call's input)."""
+    character other than a space or ``/``: o200k's pre-tokenizer never joins across such a
+    point (a punctuation run swallows the newlines and slashes after it: ``.\n//``), so the
+    sum of the pieces' counts is the count of the whole (the encoder caps one call's input)."""
     out: list[str] = []
     start = 0
     while len(text) - start > _CHUNK_CHARS:

@@ -804,6 +804,23 @@ def test_deno_config_and_tasks(tmp_path: Path) -> None:
     }
 
 
+def test_meson_project_root_gets_setup_compile_and_test_and_subdirs_are_covered(
+    tmp_path: Path,
+) -> None:
+    root_build = "# lz4-like\nproject('demo', 'c')\nsubdir('lib')\n"
+    doc = infer(
+        tmp_path,
+        {"native/meson.build": root_build, "native/lib/meson.build": "library('x', 'x.c')\n"},
+    )
+    got = {(c["command"], c["kind"], c["directory"]) for c in items(doc)}
+    assert got == {
+        ("meson setup builddir", "install", "native"),
+        ("meson compile -C builddir", "build", "native"),
+        ("meson test -C builddir", "test", "native"),
+    }
+    assert get(doc, "meson test -C builddir", "native")["evidence"] == ["native/meson.build:2"]
+
+
 JUSTFILE = """\
 set shell := ["bash", "-c"]
 alias lint := style

@@ -62,7 +62,9 @@ _SUB_KINDS: dict[tuple[str, str], Kind] = {
     ("go", "mod"): "install", ("cargo", "test"): "test", ("cargo", "build"): "build",
     ("cargo", "clippy"): "lint", ("cargo", "fmt"): "lint", ("cargo", "check"): "build",
     ("cargo", "fetch"): "install", ("deno", "test"): "test", ("deno", "lint"): "lint",
-    ("deno", "check"): "typecheck", ("maven", "test"): "test", ("maven", "verify"): "test",
+    ("deno", "check"): "typecheck",
+    ("meson", "test"): "test", ("meson", "compile"): "build",
+    ("maven", "test"): "test", ("maven", "verify"): "test",
     ("maven", "install"): "test", ("maven", "package"): "build", ("gradle", "test"): "test",
     ("gradle", "check"): "test", ("gradle", "build"): "test", ("gradle", "assemble"): "build",
 }  # fmt: skip
@@ -267,6 +269,8 @@ def _sig(words: list[str]) -> list[Signature]:  # one case per tool
         return [("ruff", sub)]
     if head in _TOOLS:
         return [("install", head)] if rest[:1] == ["install"] else [(head, "")]
+    if head == "meson" and rest:
+        return [("meson", rest[0])]
     if head == "deno" and rest:
         return [("deno", rest[0])]
     if head == "go" and rest:

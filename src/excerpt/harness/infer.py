@@ -27,6 +27,7 @@ from excerpt.harness.native import (
     just_commands,
     make_commands,
     maven_commands,
+    meson_commands,
 )
 from excerpt.harness.node import NodeWorkspace, node_commands, node_workspace, ws_locked
 from excerpt.harness.python import PYTHON_MARKERS, python_commands
@@ -49,7 +50,8 @@ _MANIFESTS = frozenset(
     {
         "package.json", "go.mod", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts",
         "settings.gradle", "settings.gradle.kts", "Makefile", "GNUmakefile", "makefile",
-        "justfile", "Justfile", ".justfile", "deno.json", "deno.jsonc", *PYTHON_MARKERS,
+        "justfile", "Justfile", ".justfile", "deno.json", "deno.jsonc", "meson.build",
+        *PYTHON_MARKERS,
     }
 )  # fmt: skip
 _CORROBORATED = 0.1
@@ -155,6 +157,8 @@ def _from_manifests(files: RepoFiles, dirs: list[str]) -> list[Command]:
             if name in has:
                 out += deno_commands(files, directory, files.in_dir(directory, name))
                 break
+        if "meson.build" in has and not _covered_by_parent(files, directory, ("meson.build",)):
+            out += meson_commands(files, directory)
         if "go.mod" in has:
             out += go_commands(files, directory)
         if "Cargo.toml" in has and _cargo_root(files, directory):

@@ -16,6 +16,7 @@ __all__ = [
     "just_commands",
     "make_commands",
     "maven_commands",
+    "meson_commands",
 ]
 
 _TARGET_KINDS: dict[str, Kind] = {
@@ -108,6 +109,15 @@ def deno_commands(files: RepoFiles, directory: str, config: str) -> list[Command
             where = files.cite(config, rf'^\s*"{re.escape(name)}"\s*:', after=r'"tasks"\s*:')
             out.append(_cmd(f"deno task {name}", kind, directory, "deno", where, confidence))
     return out
+
+
+def meson_commands(files: RepoFiles, directory: str) -> list[Command]:
+    ev = files.cite(files.in_dir(directory, "meson.build"), r"^\s*project\s*\(")
+    return [
+        _cmd("meson setup builddir", "install", directory, "meson", ev, 0.7),
+        _cmd("meson compile -C builddir", "build", directory, "meson", ev, 0.8),
+        _cmd("meson test -C builddir", "test", directory, "meson", ev, 0.8),
+    ]
 
 
 def maven_commands(files: RepoFiles, directory: str) -> list[Command]:

@@ -23,7 +23,7 @@ from typing import Any
 from excerpt.harness import infer_harness
 from excerpt.harness.ci import signatures
 
-_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\||\n)\s*")
 _MAVEN_TESTING = {"test", "verify", "install", "package", ""}
 _GRADLE_TESTING = {"test", "check", "build", "allTests"}
 

@@ -24,6 +24,11 @@ __all__ = ["SIGNALS", "Anchor", "Candidate", "Reason", "rank_files"]
 SIGNALS = ("lexical", "path", "stack_frame", "defines", "graph", "demoted")
 
 _LEXICAL_LIMIT = 120
+_LEXICAL_GAIN, _TITLE_GAIN = 3.0, 2.0
+_MAX_TITLE_TERMS = 32
+# A name in the title is what the task is about; one seen only in a code sample or a
+# traceback is mostly something the author's code uses.
+_TITLE_NAME, _CODE_ONLY_NAME = 2.0, 0.3
 _MAX_QUERY_TERMS = 64
 _SEEDS = 6
 _GRAPH_FLOOR_RANK = 8
@@ -133,11 +138,29 @@ def _lexical(task: Task, view: IndexView, files: dict[str, FileInfo], acc: dict[
     for path, score in hits:
         if path in files:
             acc[path].add(
-                2.0 * score / best,
+                _LEXICAL_GAIN * score / best,
                 Reason(
                     "lexical", f"BM25 match of task terms over path, symbols and body ({strongest})"
                 ),
             )
+    _title_lexical(task, view, files, acc)
+
+
+def _title_lexical(
+    task: Task, view: IndexView, files: dict[str, FileInfo], acc: dict[str, _Acc]
+) -> None:
+    """An issue's title says in a few words what the body says at length: its terms are
+    matched again on their own (measured: +3.7 Acc@5 on the development issues)."""
+    df = view.document_frequencies(task.title_terms)
+    query = [t for t in task.title_terms if df.get(t, 0) > 0][:_MAX_TITLE_TERMS]
+    hits = view.lexical(query, _LEXICAL_LIMIT * 2)
+    if not hits:
+        return
+    best = max(score for _, score in hits)
+    reason = Reason("lexical", f"BM25 match of the task's first line ({', '.join(query[:5])})")
+    for path, score in hits:
+        if path in files:
+            acc[path].add(_TITLE_GAIN * score / best, reason)
 
 
 def _match_paths(mention: str, files: Iterable[str], by_name: dict[str, list[str]]) -> list[str]:
@@ -239,9 +262,16 @@ def _named_symbols(
         if sym.path not in files or spread > 12:
             continue  # a name defined everywhere (``get``, ``__init__``) locates nothing
         exact = any(d == sym.qualname or d.endswith("." + sym.qualname) for d in dotted)
-        detail = f"defines {sym.qualname if exact else sym.name} named in task"
+        where = "task"
         # one name counts once per file, however often the file defines it
         gain = (4.0 if exact else 3.0) / spread
+        if sym.name in task.title_words:
+            gain *= _TITLE_NAME
+            where = "the task's first line"
+        elif sym.name not in task.prose_words:
+            gain *= _CODE_ONLY_NAME
+            where = "the task's code or traceback"
+        detail = f"defines {sym.qualname if exact else sym.name} named in {where}"
         key = (sym.path, sym.name)
         if gain > gains.get(key, 0.0):
             acc[sym.path].score += gain - gains.get(key, 0.0)

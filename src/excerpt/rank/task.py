@@ -97,6 +97,7 @@ STOPWORDS = frozenset(
     ]
 )
 
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PATHLIKE = re.compile(
     r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])"
@@ -137,6 +138,9 @@ class Task:
     modules: tuple[str, ...] = ()  # files dotted names may live in (``a.b.C`` → ``a/b.py``)
     frames: tuple[Frame, ...]
     mentions_tests: bool
+    title_terms: tuple[str, ...] = ()  # folded terms of the first line (an issue's title)
+    title_words: frozenset[str] = frozenset()  # words of the first line, as written
+    prose_words: frozenset[str] = frozenset()  # words outside code blocks and tracebacks
 
 
 def _code_like(word: str) -> bool:
@@ -173,6 +177,9 @@ def analyze_task(text: str) -> Task:
             if word.lower() not in STOPWORDS and not _HEXISH.fullmatch(word):
                 terms.extend(split_identifier(word))
     lowered = text.lower()
+    title = next((line for line in text.splitlines() if line.strip()), "")
+    title = _TITLE_METADATA.sub(" ", title)
+    title_terms = [t for w in _WORD.findall(_URL.sub(" ", title)) for t in split_identifier(w)]
     return Task(
         text=text,
         terms=_unique([t for t in terms if t not in STOPWORDS and t not in _EXTENSION_TERMS]),
@@ -181,7 +188,29 @@ def analyze_task(text: str) -> Task:
         modules=_unique(modules),
         frames=frames,
         mentions_tests=_about_tests(lowered, paths, identifiers),
+        title_terms=_unique(
+            [t for t in title_terms if t not in STOPWORDS and t not in _EXTENSION_TERMS]
+        ),
+        title_words=frozenset(_WORD.findall(title)),
+        prose_words=frozenset(_WORD.findall(_prose(text))),
     )
+
+
+# "(from: Codex, to: next agent)": labelled metadata in a first line, not its subject
+_TITLE_METADATA = re.compile(r"\([^()]*:[^()]*\)")
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
+_CODE_LINE = (">>>", "...", 'File "', "Traceback", "$ ")
+
+
+def _prose(text: str) -> str:
+    """The task without its code: fenced blocks, indented blocks, REPL and traceback lines.
+    What the author writes about is in the prose; a code sample names much it only uses."""
+    kept = []
+    for line in _FENCED.sub(" ", text).splitlines():
+        if line.startswith(("    ", "\t")) or line.lstrip().startswith(_CODE_LINE):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
 
 
 _URL = re.compile(r"\b(?:https?|ftp)://\S+")

@@ -133,15 +133,19 @@ def select(prep: Prepared, task: str, budget: int) -> Pack:
 # -- selection -----------------------------------------------------------------------------
 
 
-_BREADTH = 8
+_BREADTH = 3
 
 
 def _ordered_regions(prep: Prepared) -> list[tuple[Candidate, Region, int]]:
-    """The first region of each of the top files in rank order (every file the change may
-    touch, before anything else), then every other region by its own score: a strong file's
-    second function before a weak file's first."""
+    """The first region of each of the top three files in rank order, then every other
+    region by its own score: a strong file's second function before a weak file's first
+    (files still appear in rank order: first regions swap places among themselves).
+
+    Three, not more: on the development issues, serving the top files deeper before
+    spreading over eight files raised gold-line coverage at 16 KB from 45.5% to 53.7%
+    (82-task sample)."""
     firsts: list[tuple[Candidate, Region, int]] = []
-    rest: list[tuple[Candidate, Region, int]] = []
+    rest: list[tuple[Candidate, Region, int, float]] = []
     for rank, cand in enumerate(prep.candidates):
         _, lines = prep.files[cand.path]
         secret = {n for s, e in prep.secrets.get(cand.path, []) for n in range(s, e + 1)}
@@ -151,9 +155,16 @@ def _ordered_regions(prep: Prepared) -> list[tuple[Candidate, Region, int]]:
                 for n in range(region.start_line, region.end_line + 1)
                 if n not in secret
             )
-            (firsts if i == 0 and rank < _BREADTH else rest).append((cand, region, size))
+            if i == 0 and rank < _BREADTH:
+                firsts.append((cand, region, size))
+            else:
+                rest.append((cand, region, size, rank if i == 0 else -1))
     rest.sort(key=lambda r: (-r[0].tier, -_region_score(r[0], r[1]), r[0].path, r[1].start_line))
-    return firsts + rest
+    # files still appear in rank order: first regions swap places among themselves
+    slots = [n for n, r in enumerate(rest) if r[3] >= 0]
+    for n, first in zip(slots, sorted((rest[n] for n in slots), key=lambda r: r[3]), strict=True):
+        rest[n] = first
+    return firsts + [(c, r, s) for c, r, s, _ in rest]
 
 
 def _secret_cuts(prep: Prepared, path: str, region: Region) -> list[tuple[int, int]]:

@@ -183,7 +183,7 @@ def _read_candidates(prep: Prepared, view: IndexView) -> None:
 
 
 _LINE_TERMS = 24
-_DEEP_FILES, _DEEP_REGIONS, _SHALLOW_REGIONS = 8, 6, 2
+_DEEP_FILES, _DEEP_REGIONS, _SHALLOW_REGIONS = 8, 12, 2
 
 
 def _all_secret(region: Region, secrets: list[tuple[int, int]]) -> bool:

@@ -112,3 +112,24 @@ def test_labelled_metadata_in_the_first_line_is_not_its_subject() -> None:
     assert task.title_terms == ("handoff", "note")
     kept = analyze_task("IndexError in identify_format (io.registry)\nbody")
     assert "registry" in kept.title_terms
+
+
+def test_a_named_test_file_is_counted_but_not_pinned_above_the_code(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    root = write_tree(
+        tmp_path / "repo",
+        {
+            "calc/__init__.py": "",
+            "calc/ops.py": "def add(a, b):\n    return a - b\n",
+            "tests/test_ops.py": (
+                "from calc.ops import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"
+            ),
+        },
+    )
+    task = "add() returns the wrong sum\n\nThe check in tests/test_ops.py fails: 2 + 2 gives 0."
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
+    order = list(dict.fromkeys(c["path"] for c in plan["candidates"]))
+    assert order[0] == "calc/ops.py"
+    named = [c for c in plan["candidates"] if c["path"] == "tests/test_ops.py"]
+    assert named and any(r["signal"] == "path" for r in named[0]["reasons"])

@@ -196,8 +196,11 @@ def _named_paths(
             acc[path].add(gain, Reason("path", "module named by a dotted name in the task"))
     for mention in task.paths:
         # a bare file name ("manage.py", "setup.cfg") is often generic talk; a path is not
-        pinned = "/" in mention
+        named = "/" in mention
         for path in _match_paths(mention, files, by_name):
+            # a test or a test's data named in an issue is where the failure shows, rarely
+            # where the change goes: counted, not pinned
+            pinned = named and not (files[path].is_test or _TEST_DATA.search(path))
             reason = Reason("path", "path or file name named in the task")
             acc[path].add(5.0 if pinned else 2.0, reason, _TIER_PINNED if pinned else 0)
 

@@ -154,7 +154,9 @@ def get_json(
 def packed(make_repo: MakeRepo, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
     """A repository and the pack item holding ``refund_payment`` (served, so remembered)."""
     repo = make_repo({REFUNDS_PATH: REFUNDS, "README.md": "# Billing\n"})
-    pack = build_pack(PackRequest(repo=repo, task=TASK, budget=32_000, cache_dir=cache_dir))
+    # a budget under twice the file's size: the file comes as excerpts, not whole
+    budget = len(REFUNDS.encode()) * 3 // 2
+    pack = build_pack(PackRequest(repo=repo, task=TASK, budget=budget, cache_dir=cache_dir))
     items = [
         it
         for it in pack.to_dict()["items"]
@@ -174,7 +176,9 @@ def test_every_handle_a_pack_hands_out_returns_exactly_its_text_and_hash(
     make_repo: MakeRepo, cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = make_repo({REFUNDS_PATH: REFUNDS, "README.md": "# Billing\n"})
-    pack = build_pack(PackRequest(repo=repo, task=TASK, budget=32_000, cache_dir=cache_dir))
+    # a budget under twice the file's size: the file comes as excerpts, not whole
+    budget = len(REFUNDS.encode()) * 3 // 2
+    pack = build_pack(PackRequest(repo=repo, task=TASK, budget=budget, cache_dir=cache_dir))
     items = pack.to_dict()["items"]
     assert any("def refund_payment" in it["text"] for it in items)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import write_tree
-from excerpt.pack import PackRequest, build_plan
+from excerpt.pack import PackRequest, build_pack, build_plan
 from excerpt.rank.task import analyze_task
 
 ISSUE_WITH_CODE = """\
@@ -133,3 +133,26 @@ def test_a_named_test_file_is_counted_but_not_pinned_above_the_code(
     assert order[0] == "calc/ops.py"
     named = [c for c in plan["candidates"] if c["path"] == "tests/test_ops.py"]
     assert named and any(r["signal"] == "path" for r in named[0]["reasons"])
+
+
+def test_the_top_file_is_served_whole_when_it_fits_in_half_the_budget(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    body = "".join(f"def helper_{i}(value):\n    return value + {i}\n\n\n" for i in range(40))
+    root = write_tree(
+        tmp_path / "repo",
+        {"calc/__init__.py": "", "calc/ops.py": body + "def add(a, b):\n    return a - b\n"},
+    )
+    size = len((root / "calc/ops.py").read_bytes())
+    task = "add() returns the wrong sum"
+    lines = body.count("\n") + 2
+
+    def items(budget: int) -> list[dict[str, Any]]:
+        pack = build_pack(PackRequest(repo=root, task=task, budget=budget, cache_dir=cache_dir))
+        return [i for i in pack.to_dict()["items"] if i["path"] == "calc/ops.py"]
+
+    whole = items(2 * size + 10)
+    assert [(i["kind"], i["start_line"], i["end_line"]) for i in whole] == [("file", 1, lines)]
+    focused = items(2 * size - 10)
+    assert focused and all(i["kind"] != "file" for i in focused)
+    assert any(i["start_line"] <= lines - 1 <= i["end_line"] for i in focused)

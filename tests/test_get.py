@@ -7,13 +7,12 @@ the repository root and no sensitive file was opened, and no canary byte reached
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from excerpt.cli import main
-from excerpt.discover import reader
 from excerpt.pack import PackRequest, build_pack, get_excerpts
 from excerpt.pack.handles import Handle, format_handle, parse_handle
 from excerpt.pack.retrieve import Retrieved, refusal_reason, retrieve
+from open_audit import recording_opens
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -44,51 +43,6 @@ GET_KEYS = {
 }
 CANARY = "CANARY-7f3a9c2e-never-served"
 ZERO_DIGEST = "0" * 16
-
-# -- open audit: one hook for the whole session (audit hooks cannot be removed) -----------------
-
-_OPENED: list[str] = []
-_RECORDING = {"on": False}
-
-
-def _audit_hook(event: str, args: tuple[Any, ...]) -> None:
-    # ``os.open`` raises the same ``open`` event as ``io.open``. A ``dir_fd``-relative open is
-    # seen here as a bare name; the reader's ``os`` proxy below records what it really opened.
-    if not _RECORDING["on"] or event not in ("open", "os.open") or not args:
-        return
-    target = args[0]
-    if isinstance(target, str | bytes | os.PathLike):
-        _OPENED.append(os.fsdecode(target))
-
-
-class _DirFdRecorder:
-    """Stands in for ``os`` inside the guarded reader: every descriptor it opens is recorded as
-    the absolute path the kernel says it is (``/proc/self/fd``), not the name it was given."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(os, name)
-
-    def open(self, path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
-        fd = os.open(path, flags, mode, dir_fd=dir_fd)
-        if _RECORDING["on"]:
-            _OPENED.append(os.readlink(f"/proc/self/fd/{fd}"))
-        return fd
-
-
-sys.addaudithook(_audit_hook)  # this module is imported once per session
-
-
-@contextlib.contextmanager
-def recording_opens() -> Iterator[list[str]]:
-    """Record every path this process opens inside the block (``io.open`` and ``os.open``)."""
-    _OPENED.clear()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(reader, "os", _DirFdRecorder())
-        _RECORDING["on"] = True
-        try:
-            yield _OPENED
-        finally:
-            _RECORDING["on"] = False
 
 
 def absolute_opens(opened: list[str]) -> set[Path]:

@@ -9,12 +9,10 @@ Make and just readers, CI workflows as corroborating evidence, command signature
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +22,11 @@ from mcp import Client
 
 from conftest import git, tree_snapshot, write_tree
 from excerpt.cli import main
-from excerpt.discover import reader
 from excerpt.harness import Harness, infer_harness
 from excerpt.harness.ci import kind_of, signatures
 from excerpt.mcp.server import build_server
 from excerpt.render.markdown import render_harness
+from open_audit import recording_opens
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -37,49 +35,6 @@ Doc = dict[str, Any]
 ITEM_KEYS = {"command", "kind", "directory", "tool", "evidence", "confidence"}
 KIND_ORDER = ("install", "test", "typecheck", "lint", "build")
 WF = ".github/workflows/ci.yml"
-
-# -- open audit: one hook for the whole session (audit hooks cannot be removed) -----------------
-
-_OPENED: list[str] = []
-_RECORDING = {"on": False}
-
-
-def _audit_hook(event: str, args: tuple[Any, ...]) -> None:
-    if not _RECORDING["on"] or event not in ("open", "os.open") or not args:
-        return
-    target = args[0]
-    if isinstance(target, str | bytes | os.PathLike):
-        _OPENED.append(os.fsdecode(target))
-
-
-class _DirFdRecorder:
-    """Stands in for ``os`` inside the guarded reader: each descriptor it opens is recorded as
-    the absolute path the kernel says it is, not the (``dir_fd``-relative) name it was given."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(os, name)
-
-    def open(self, path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
-        fd = os.open(path, flags, mode, dir_fd=dir_fd)
-        if _RECORDING["on"]:
-            _OPENED.append(os.readlink(f"/proc/self/fd/{fd}"))
-        return fd
-
-
-sys.addaudithook(_audit_hook)
-
-
-@contextlib.contextmanager
-def recording_opens() -> Iterator[list[str]]:
-    _OPENED.clear()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(reader, "os", _DirFdRecorder())
-        _RECORDING["on"] = True
-        try:
-            yield _OPENED
-        finally:
-            _RECORDING["on"] = False
-
 
 # -- helpers -------------------------------------------------------------------------------------
 

@@ -105,15 +105,18 @@ def _project_dirs(files: RepoFiles) -> set[str]:
     return dirs
 
 
-def _covered_by_parent(files: RepoFiles, directory: str, markers: Iterable[str]) -> bool:
-    """True when an enclosing directory's build already covers this one (Cargo workspace,
-    Maven modules, Gradle settings)."""
+def _ancestors(directory: str) -> list[str]:
+    """The directories enclosing ``directory``, the root (``.``) first."""
     parts = PurePosixPath(directory).parts if directory != "." else ()
-    for depth in range(len(parts)):
-        parent = "/".join(parts[:depth]) or "."
-        if any(files.exists(files.in_dir(parent, m)) for m in markers):
-            return True
-    return False
+    return ["/".join(parts[:depth]) or "." for depth in range(len(parts))]
+
+
+def _covered_by_parent(files: RepoFiles, directory: str, markers: Iterable[str]) -> bool:
+    """True when an enclosing directory's build already covers this one (Maven modules,
+    Gradle settings, Meson subdirs)."""
+    return any(
+        files.exists(files.in_dir(parent, m)) for parent in _ancestors(directory) for m in markers
+    )
 
 
 def _inside(directory: str, root: str) -> bool:
@@ -121,9 +124,7 @@ def _inside(directory: str, root: str) -> bool:
 
 
 def _cargo_root(files: RepoFiles, directory: str) -> bool:
-    parts = PurePosixPath(directory).parts if directory != "." else ()
-    for depth in range(len(parts)):
-        parent = "/".join(parts[:depth]) or "."
+    for parent in _ancestors(directory):
         doc = files.toml(files.in_dir(parent, "Cargo.toml"))
         if doc is not None and "workspace" in doc:
             return False

@@ -123,7 +123,7 @@ def rank_files(
 
 
 def _lexical(task: Task, view: IndexView, files: dict[str, FileInfo], acc: dict[str, _Acc]) -> None:
-    df = view.document_frequencies(task.terms)
+    df = view.document_frequencies((*task.terms, *task.title_terms))  # one lookup for both
     n = max(len(files), 1)
     present = [t for t in task.terms if df.get(t, 0) > 0]
     # rare terms say the most; keep the rarest when a long task names many
@@ -143,15 +143,18 @@ def _lexical(task: Task, view: IndexView, files: dict[str, FileInfo], acc: dict[
                     "lexical", f"BM25 match of task terms over path, symbols and body ({strongest})"
                 ),
             )
-    _title_lexical(task, view, files, acc)
+    _title_lexical(task, view, files, df, acc)
 
 
 def _title_lexical(
-    task: Task, view: IndexView, files: dict[str, FileInfo], acc: dict[str, _Acc]
+    task: Task,
+    view: IndexView,
+    files: dict[str, FileInfo],
+    df: dict[str, int],
+    acc: dict[str, _Acc],
 ) -> None:
     """An issue's title says in a few words what the body says at length: its terms are
     matched again on their own (measured: +3.7 Acc@5 on the development issues)."""
-    df = view.document_frequencies(task.title_terms)
     query = [t for t in task.title_terms if df.get(t, 0) > 0][:_MAX_TITLE_TERMS]
     hits = view.lexical(query, _LEXICAL_LIMIT * 2)
     if not hits:

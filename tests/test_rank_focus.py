@@ -6,7 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from conftest import write_tree
+from excerpt.index.view import SymbolSpan
 from excerpt.pack import PackRequest, build_pack, build_plan
+from excerpt.pack.regions import choose_regions
+from excerpt.rank.score import Anchor
 from excerpt.rank.task import analyze_task
 
 ISSUE_WITH_CODE = """\
@@ -135,7 +138,7 @@ def test_a_named_test_file_is_counted_but_not_pinned_above_the_code(
     assert named and any(r["signal"] == "path" for r in named[0]["reasons"])
 
 
-def test_the_top_file_is_served_whole_when_it_fits_in_half_the_budget(
+def test_the_top_file_is_served_whole_when_it_fits_in_seven_tenths_of_the_budget(
     tmp_path: Path, cache_dir: Path
 ) -> None:
     body = "".join(f"def helper_{i}(value):\n    return value + {i}\n\n\n" for i in range(40))
@@ -151,8 +154,43 @@ def test_the_top_file_is_served_whole_when_it_fits_in_half_the_budget(
         pack = build_pack(PackRequest(repo=root, task=task, budget=budget, cache_dir=cache_dir))
         return [i for i in pack.to_dict()["items"] if i["path"] == "calc/ops.py"]
 
-    whole = items(2 * size + 10)
+    whole = items(size * 10 // 7 + 10)
     assert [(i["kind"], i["start_line"], i["end_line"]) for i in whole] == [("file", 1, lines)]
-    focused = items(2 * size - 10)
+    focused = items(size * 10 // 7 - 10)
     assert focused and all(i["kind"] != "file" for i in focused)
-    assert any(i["start_line"] <= lines - 1 <= i["end_line"] for i in focused)
+    # ``add`` with the two blank lines above it: where a new function would go
+    assert (focused[0]["start_line"], focused[0]["end_line"]) == (lines - 3, lines)
+
+
+def _symbol(name: str, start: int, end: int) -> SymbolSpan:
+    return SymbolSpan(
+        path="m.py", kind="function", name=name, qualname=name, start_line=start, end_line=end
+    )
+
+
+def test_regions_take_in_the_blank_lines_around_them_but_never_a_neighbours_line() -> None:
+    lines = [
+        "def a():\n", "    return 1\n", "\n", "\n", "\n",  # 1-5
+        "def b():\n", "    return 2\n", "\n",  # 6-8
+        "def c():\n", "    return 3\n",  # 9-10
+    ]  # fmt: skip
+    symbols = [_symbol(n, s, e) for n, s, e in (("a", 1, 2), ("b", 6, 7), ("c", 9, 10))]
+    anchors = [
+        Anchor(6, 7, 2.0, "defines"),
+        Anchor(1, 2, 1.0, "defines"),
+        Anchor(9, 10, 0.5, "defines"),
+    ]
+    regions = choose_regions(len(lines), symbols, anchors, [], lines=lines)
+    spans = {(r.start_line, r.end_line) for r in regions}
+    # ``b`` (the strongest) claims two blank lines above and the one below; ``a`` gets the
+    # one left; ``c`` starts where ``b`` ends; nothing overlaps, no region grows past two
+    assert spans == {(1, 3), (4, 8), (9, 10)}
+    unpadded = choose_regions(len(lines), symbols, anchors, [])
+    assert [(r.start_line, r.end_line) for r in unpadded] == [(6, 7), (1, 2), (9, 10)]
+
+
+def test_a_region_padded_to_the_whole_file_is_a_file_region() -> None:
+    lines = ["\n", "def a():\n", "    return 1\n", "\n"]
+    symbols = [_symbol("a", 2, 3)]
+    regions = choose_regions(4, symbols, [Anchor(2, 3, 1.0, "defines")], [], lines=lines)
+    assert [(r.start_line, r.end_line, r.kind) for r in regions] == [(1, 4, "file")]

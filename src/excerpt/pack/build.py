@@ -137,11 +137,12 @@ def select(prep: Prepared, task: str, budget: int) -> Pack:
 _BREADTH = 3
 
 
-# The top file is served whole when it takes at most half the budget, the second when it
+# The top file is served whole when it takes at most 0.7 of the budget, the second when it
 # takes at most 0.3: the lines a change touches are often outside the functions the task's
 # words reach (development issues, gold-line coverage at 32 KB: 61.8% with neither, 63.5%
-# with the first, 64.3% with both).
-_WHOLE_SHARES = (0.5, 0.3)  # by rank: the top file, the second
+# with the first at 0.5, 64.3% with both; 0.7 instead of 0.5 for the first: 66.0% -> 66.8%,
+# 8 issues better and 3 worse).
+_WHOLE_SHARES = (0.7, 0.3)  # by rank: the top file, the second
 
 
 def _whole(prep: Prepared, rank: int, cand: Candidate, budget: int) -> list[Region] | None:

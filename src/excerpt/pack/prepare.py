@@ -157,7 +157,7 @@ def _read_candidates(prep: Prepared, view: IndexView) -> None:
         # the strongest files get more of their matching places to choose from
         depth = _DEEP_REGIONS if len(kept) < _DEEP_FILES else _SHALLOW_REGIONS
         prep.regions[cand.path] = choose_regions(
-            len(lines), symbols.get(cand.path, []), cand.anchors, matches, depth
+            len(lines), symbols.get(cand.path, []), cand.anchors, matches, depth, text_lines
         )
         found = secret_lines("".join(text_lines))
         prep.secrets[cand.path] = [(f.start_line, f.end_line) for f in found]

@@ -79,8 +79,10 @@ def choose_regions(
     anchors: Sequence[Anchor],
     matches: Sequence[tuple[int, float, tuple[str, ...]]],
     max_lexical: int = _MAX_LEXICAL_REGIONS,
+    lines: Sequence[str] = (),
 ) -> list[Region]:
-    """Regions for one file, strongest first, merged and deterministic."""
+    """Regions for one file, strongest first, merged and deterministic. Given the file's
+    ``lines``, each region takes in the blank lines that border it (see ``_pad``)."""
     if total_lines <= 0:
         return []
     regions: list[Region] = []
@@ -107,7 +109,7 @@ def choose_regions(
             regions.append(Region(1, total_lines, "file", 0.1, 1, "head"))
         else:
             regions.append(Region(1, HEAD_LINES, "window", 0.1, 1, "head"))
-    return _merge(regions, total_lines)
+    return _pad(_merge(regions, total_lines), lines)
 
 
 def _lexical_regions(
@@ -147,6 +149,32 @@ def _lexical_regions(
             continue
         weight = 0.2 + 0.5 * scored[key] / best
         out.append(Region(key[0], key[1], region.kind, weight, focus[key][1], "match"))
+    return out
+
+
+_PAD_LINES = 2
+
+
+def _pad(regions: list[Region], lines: Sequence[str]) -> list[Region]:
+    """Each region grown over up to two blank lines on either side, never into another
+    region: the gap before and after a function is where a new one goes, and an excerpt that
+    shows it shows the insertion point (development issues: gold-line coverage at 32 KB
+    64.3% -> 66.0%, for a few bytes per region)."""
+    if not lines:
+        return regions
+    taken = {n for r in regions for n in range(r.start_line, r.end_line + 1)}
+    out = []
+    for region in regions:
+        start, end = region.start_line, region.end_line
+        for _ in range(_PAD_LINES):
+            if start > 1 and start - 1 not in taken and not lines[start - 2].strip():
+                start -= 1
+                taken.add(start)
+            if end < len(lines) and end + 1 not in taken and not lines[end].strip():
+                end += 1
+                taken.add(end)
+        kind = "file" if (start, end) == (1, len(lines)) else region.kind
+        out.append(Region(start, end, kind, region.weight, region.focus, region.signal))
     return out
 
 

@@ -18,7 +18,7 @@ ALLOWED = {
     "index": {"core", "discover"},
     "harness": {"core", "discover"},
     "risk": {"core", "discover", "index"},
-    "rank": {"core", "index"},
+    "rank": {"core", "index", "risk"},
     "pack": {"core", "discover", "index", "rank", "risk"},
     "render": {"core", "discover", "index", "rank", "pack", "risk"},
     "mcp": {"core", "discover", "index", "rank", "pack", "render", "harness", "risk"},

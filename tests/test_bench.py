@@ -23,7 +23,8 @@ import pytest
 
 from conftest import GIT_ENV, git, git_commit_all, write_tree
 from excerpt.cli import main
-from excerpt.evals.bench import summarise
+from excerpt.evals.bench import ALL_SIGNALS, summarise
+from excerpt.rank.score import SIGNALS
 
 REPO = "acme/shop"
 BUDGETS = ("2000", "8000")
@@ -656,3 +657,18 @@ def test_latency_p95_is_never_below_p50() -> None:
     ]
     latency = summarise(rows, [2000])["excerpt"]["latency_ms"]
     assert latency["p95"] >= latency["p50"]
+
+
+def test_ablations_leave_out_each_signal_beside_all_signals_ranked_the_same_way(
+    shop: Shop,
+) -> None:
+    run = _bench(shop, shop.root / "out-ablations", "--ablations")
+    assert run.code == 0, run.stderr
+    report = run.report()
+    assert list(report["ablations"]) == [ALL_SIGNALS, *(f"without {s}" for s in sorted(SIGNALS))]
+    # the fixture has no file the pack leaves out: the ranking alone is the engine's ranking
+    engine = {m: report["excerpt"][m] for m in ("acc@1", "acc@5", "mrr")}
+    assert report["ablations"][ALL_SIGNALS] == engine
+    assert all(set(m) == {"acc@1", "acc@5", "mrr"} for m in report["ablations"].values())
+    markdown = (run.out / "report.md").read_text(encoding="utf-8")
+    assert f"| {ALL_SIGNALS} |" in markdown and "| without lexical |" in markdown

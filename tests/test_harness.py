@@ -759,6 +759,35 @@ def test_deno_config_and_tasks(tmp_path: Path) -> None:
     }
 
 
+def test_deno_jsonc_with_comments_and_trailing_commas_gives_its_tasks(tmp_path: Path) -> None:
+    text = (
+        "// the project's tasks\n"
+        "{\n"
+        '  /* block\n     comment */ "tasks": {\n'
+        '    "test": "deno test -A https://example.invalid/a//b", // a comment after\n'
+        '    "lint": "deno lint",\n'
+        "  },\n"
+        '  "fmt": { "indentWidth": 2, },\n'
+        "}\n"
+    )
+    doc = infer(tmp_path, {"deno.jsonc": text})
+    got = {c["command"]: c["evidence"] for c in items(doc)}
+    assert got["deno task test"] == [f"deno.jsonc:{line_of(text, 'deno test -A')}"]
+    assert got["deno task lint"] == [f"deno.jsonc:{line_of(text, 'deno lint')}"]
+
+
+def test_a_malformed_deno_jsonc_still_gives_the_deno_defaults(tmp_path: Path) -> None:
+    doc = infer(tmp_path, {"deno.jsonc": '{ "tasks": { "test": "deno test", /* unterminated\n'})
+    assert {c["command"] for c in items(doc)} == {"deno test", "deno lint"}
+
+
+def test_scripts_written_on_one_line_cite_that_line(tmp_path: Path) -> None:
+    text = '{\n  "name": "x",\n  "scripts": {"build": "tsc", "test": "vitest run"}\n}\n'
+    doc = infer(tmp_path, {"package.json": text, "package-lock.json": "{}\n"})
+    assert get(doc, "npm test")["evidence"][0] == "package.json:3"
+    assert get(doc, "npm run build")["evidence"][0] == "package.json:3"
+
+
 def test_meson_project_root_gets_setup_compile_and_test_and_subdirs_are_covered(
     tmp_path: Path,
 ) -> None:

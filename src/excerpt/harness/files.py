@@ -6,6 +6,7 @@ nothing is executed and nothing is written.
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from functools import cached_property
@@ -18,6 +19,9 @@ from excerpt.discover import FileContent, discover, read_file
 __all__ = ["RepoFiles"]
 
 _MAX_MANIFEST_BYTES = 1024 * 1024
+# JSON with comments (deno.jsonc, tsconfig.json): strings are kept whole, comments and the
+# commas before a closing bracket go
+_JSONC = re.compile(r'("(?:\\.|[^"\\\n])*")|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
 
 
 class RepoFiles:
@@ -58,6 +62,19 @@ class RepoFiles:
         try:
             return tomllib.loads(text)
         except (tomllib.TOMLDecodeError, RecursionError):
+            return None
+
+    def json(self, rel: str, *, comments: bool = False) -> Any:
+        """The parsed JSON document (with ``comments``: JSONC, as deno.jsonc and tsconfig.json
+        allow), or None when absent or malformed (never raises)."""
+        text = self.text(rel)
+        if text is None:
+            return None
+        if comments:
+            text = _JSONC.sub(lambda m: m.group(1) or "", text)
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
             return None
 
     def line_of(self, rel: str, pattern: str, *, after: str | None = None) -> int:

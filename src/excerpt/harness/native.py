@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 from excerpt.harness.files import RepoFiles
@@ -99,14 +98,12 @@ def deno_commands(files: RepoFiles, directory: str, config: str) -> list[Command
         _cmd("deno test", "test", directory, "deno", ev, 0.8),
         _cmd("deno lint", "lint", directory, "deno", ev, 0.6),
     ]
-    try:
-        tasks = json.loads(files.text(config) or "{}").get("tasks")
-    except (ValueError, AttributeError, RecursionError):
-        tasks = None
+    doc = files.json(config, comments=True)
+    tasks = doc.get("tasks") if isinstance(doc, dict) else None
     for name in sorted(tasks) if isinstance(tasks, dict) else []:
         kind, confidence = _target_kind(name)
         if kind is not None and kind != "install":
-            where = files.cite(config, rf'^\s*"{re.escape(name)}"\s*:', after=r'"tasks"\s*:')
+            where = files.cite(config, rf'"{re.escape(name)}"\s*:', after=r'"tasks"\s*:')
             out.append(_cmd(f"deno task {name}", kind, directory, "deno", where, confidence))
     return out
 

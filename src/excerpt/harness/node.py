@@ -202,9 +202,7 @@ def node_commands(
                 kind=kind,
                 directory=directory,
                 tool=pm,
-                evidence=(
-                    files.cite(manifest, rf'^\s*"{re.escape(name)}"\s*:', after='"scripts"'),
-                ),
+                evidence=(files.cite(manifest, rf'"{re.escape(name)}"\s*:', after='"scripts"'),),
                 confidence=0.9 if name in _SCRIPT_KINDS else 0.7,
             )
         )

@@ -246,7 +246,8 @@ class Run:
     out: Path
 
     def report(self) -> dict[str, Any]:
-        return json.loads((self.out / "report.json").read_text(encoding="utf-8"))
+        report: dict[str, Any] = json.loads((self.out / "report.json").read_text(encoding="utf-8"))
+        return report
 
     def predictions(self) -> list[dict[str, Any]]:
         return _jsonl(self.out / "predictions.jsonl")

@@ -73,12 +73,12 @@ def recording_opens() -> Iterator[list[str]]:
     """Record every path this process opens inside the block (``io.open`` and ``os.open``)."""
     _OPENED.clear()
     _RECORDING["on"] = True
-    saved = reader.os
-    reader.os = _DirFdRecorder()  # type: ignore[assignment]
+    saved = vars(reader)["os"]
+    vars(reader)["os"] = _DirFdRecorder()
     try:
         yield _OPENED
     finally:
-        reader.os = saved
+        vars(reader)["os"] = saved
         _RECORDING["on"] = False
 
 

@@ -32,7 +32,8 @@ LANGUAGES = {"python": ".py", "typescript": ".ts", "go": ".go", "rust": ".rs", "
 
 
 def _corpus() -> dict[str, Any]:
-    return json.loads(DATA.joinpath("retrieval.json").read_text("utf-8"))
+    corpus: dict[str, Any] = json.loads(DATA.joinpath("retrieval.json").read_text("utf-8"))
+    return corpus
 
 
 def _fixture_names() -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from conftest import tree_snapshot
 from excerpt.cli import main
 from excerpt.errors import UsageError
-from excerpt.evals import harness_exec, harness_suite
+from excerpt.evals import harness_suite
 from excerpt.evals.corpus import HarnessCase, HarnessCorpus, load_corpus, materialise
 from excerpt.evals.harness_exec import (
     allowlisted,
@@ -214,7 +215,7 @@ def test_a_program_that_does_not_exist_fails_with_a_reason(tmp_path: Path) -> No
 
 def _fake_commands(monkeypatch: pytest.MonkeyPatch, table: dict[str, list[str]]) -> None:
     """Let the executor run ``table[command]`` (tiny python programs) for those commands."""
-    real = harness_suite.allowlisted
+    real = allowlisted  # the object harness_suite imported from harness_exec
 
     def allow(command: str) -> tuple[str, ...] | None:
         return tuple(table[command]) if command in table else real(command)
@@ -285,9 +286,9 @@ def test_a_refused_expected_command_runs_nothing_and_fails(
 
 
 def test_a_missing_toolchain_skips_the_case_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = harness_exec.shutil.which
+    real = shutil.which  # harness_exec.shutil is this module
     monkeypatch.setattr(
-        harness_exec.shutil, "which", lambda name, *a, **k: None if name == "cargo" else real(name)
+        shutil, "which", lambda name, *a, **k: None if name == "cargo" else real(name)
     )
     corpus = load_corpus("harness.json", HarnessCorpus)
     rust = [c for c in corpus.cases if c.id == "rust-crate"]

@@ -32,6 +32,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, ListRootsResult, Root
+from pydantic import FileUrl
 
 from conftest import git_commit_all, tree_snapshot, write_tree
 from excerpt.cli import main
@@ -221,7 +222,7 @@ class RootsHolder:
 
     async def __call__(self, context: Any) -> ListRootsResult:
         self.asked += 1
-        return ListRootsResult(roots=[Root(uri=uri) for uri in self.roots])
+        return ListRootsResult(roots=[Root(uri=FileUrl(uri)) for uri in self.roots])
 
 
 class RawServer:
@@ -746,11 +747,12 @@ def test_the_repository_is_served_only_inside_the_roots_the_client_declares(
     server, holder = rooted
     holder.roots = [p.as_uri() for p in roots(server.repo)]
     asked = holder.asked
-    for tool, arguments in [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("context_plan", {"task": TASK}),
         ("context_pack", {"task": TASK, "budget": 2000}),
         ("index_status", {}),
-    ]:
+    ]
+    for tool, arguments in calls:
         result = server.call(tool, arguments)
         if allowed:
             assert result.is_error is not True, text_of(result)

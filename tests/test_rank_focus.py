@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import write_tree
 from excerpt.index.view import SymbolSpan
 from excerpt.pack import PackRequest, build_pack, build_plan
@@ -194,3 +196,52 @@ def test_a_region_padded_to_the_whole_file_is_a_file_region() -> None:
     symbols = [_symbol("a", 2, 3)]
     regions = choose_regions(4, symbols, [Anchor(2, 3, 1.0, "defines")], [], lines=lines)
     assert [(r.start_line, r.end_line, r.kind) for r in regions] == [(1, 4, "file")]
+
+
+PROJECT = {
+    "walker/__init__.py": "from walker.app import Walker\n",
+    "walker/app.py": "class Walker:\n    def run(self):\n        pass\n",
+    "walker/hidden.py": (
+        "import walker\n\n\ndef skip_hidden(entries):\n"
+        "    return [e for e in entries if not e.startswith('.')]\n"
+    ),
+    "walker/links.py": "import walker\n\n\ndef follow(link):\n    return link\n",
+}
+
+
+def _defines(root: Path, task: str, cache_dir: Path) -> set[str]:
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
+    return {
+        c["path"] for c in plan["candidates"] if any(r["signal"] == "defines" for r in c["reasons"])
+    }
+
+
+def test_a_capitalised_word_most_files_hold_is_not_a_pointer_to_its_definition(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    root = write_tree(tmp_path / "repo", PROJECT)
+    task = "Hidden entries are listed\n\nWith Walker version 2.1 the entries are not skipped."
+    assert "walker/app.py" not in _defines(root, task, cache_dir)
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        pytest.param("`Walker` lists hidden entries", id="quoted"),
+        pytest.param("Walker.run lists hidden entries", id="dotted"),
+    ],
+)
+def test_the_same_word_written_as_code_still_finds_its_definition(
+    tmp_path: Path, cache_dir: Path, task: str
+) -> None:
+    root = write_tree(tmp_path / "repo", PROJECT)
+    assert "walker/app.py" in _defines(root, task, cache_dir)
+
+
+def test_a_capitalised_name_few_files_hold_still_finds_its_definition(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    app = "class Pathfinder:\n    def run(self):\n        pass\n"
+    root = write_tree(tmp_path / "repo", {**PROJECT, "walker/app.py": app})
+    task = "Hidden entries are listed\n\nWith Pathfinder 2.1 the entries are not skipped."
+    assert "walker/app.py" in _defines(root, task, cache_dir)

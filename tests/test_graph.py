@@ -5,6 +5,7 @@ Every case is a repository built at test time, indexed for real, read back from 
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,12 @@ from typing import Any
 import pytest
 
 from excerpt.index.build import index_repository
+from excerpt.index.db import DB_NAME
 from excerpt.index.extract import Import
+from excerpt.index.migrations import MIGRATIONS
 from excerpt.index.resolve import FileFacts, is_test_path, resolve_graph
 from excerpt.index.store import IndexStore
+from excerpt.index.view import IndexView
 
 MakeRepo = Callable[..., Path]
 EdgeRow = tuple[str, str, str, str]  # src, dst, kind, evidence
@@ -572,7 +576,16 @@ def test_test_edges_stay_within_a_language_family(make_repo: MakeRepo, cache_dir
         ("tests/billing.rs", True),
         ("src/billing.rs", False),
         ("src/tests/mod.rs", False),
+        ("tests/utils/mocked_pagers.rs", True),
+        ("crates/core/benches/bench_walk.rs", True),
         ("src/test/java/com/shop/Helper.java", True),
+        ("src/test-jdk17/java/com/shop/Records.java", True),
+        ("src/integrationTest/java/com/shop/Checkout.java", True),
+        ("src/testFixtures/java/com/shop/Orders.java", True),
+        ("src/it/java/com/shop/Smoke.java", True),
+        ("module/src/test/java/com/shop/Helper.java", True),
+        ("src/latest/java/com/shop/Order.java", False),
+        ("src/main/java/com/shop/Contest.java", False),
         ("src/main/java/com/shop/OrderTest.java", True),
         ("src/main/java/com/shop/Order.java", False),
         ("src/main/java/com/shop/Testimony.java", False),
@@ -627,3 +640,43 @@ def test_a_helper_in_a_test_directory_is_not_named_after_a_dotfile() -> None:
         FileFacts(path="lib/kindOf.js", language="javascript"),
     ]
     assert _edges(facts) == set()
+
+
+def test_an_index_built_under_the_narrower_test_rules_is_migrated_and_its_graph_rebuilt(
+    make_repo: MakeRepo, cache_dir: Path
+) -> None:
+    repo = make_repo(
+        {
+            "src/main/java/com/shop/Order.java": "package com.shop;\npublic class Order {}\n",
+            "src/integrationTest/java/com/shop/OrderTest.java": (
+                "package com.shop;\nimport com.shop.Order;\nclass OrderTest { Order o; }\n"
+            ),
+            "src/integrationTest/java/com/shop/Fixtures.java": "package com.shop;\nclass F {}\n",
+        }
+    )
+    fresh = index_snapshot(repo, cache_dir)
+    report = index_repository(repo, cache_dir=cache_dir)
+    assert report.cache_dir is not None
+    # the cache as the previous schema left it: flags from the old rule, no graph to rebuild
+    conn = sqlite3.connect(report.cache_dir / DB_NAME)
+    conn.execute("UPDATE files SET is_test = 0")
+    conn.execute("DELETE FROM edges")
+    conn.execute("UPDATE meta SET value = '0' WHERE key = 'graph_dirty'")
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.commit()
+    conn.close()
+
+    after = index_repository(repo, cache_dir=cache_dir)
+    assert (after.rebuilt, after.files_read) == (None, 0)  # migrated in place, nothing re-read
+    migrated = index_snapshot(repo, cache_dir)
+    store = IndexStore.open(report.cache_dir)
+    try:
+        flags = {p: f.is_test for p, f in IndexView(store.conn).files().items()}
+    finally:
+        store.close()
+    assert flags == {
+        "src/main/java/com/shop/Order.java": False,
+        "src/integrationTest/java/com/shop/OrderTest.java": True,
+        "src/integrationTest/java/com/shop/Fixtures.java": True,
+    }
+    assert edges(migrated) == edges(fresh) != set()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from excerpt.errors import CacheBusy, CacheFault
 from excerpt.index.migrations import APPLICATION_ID, MIGRATIONS
+from excerpt.index.resolve import is_test_path
 
 __all__ = [
     "CORRUPTION",
@@ -111,6 +112,10 @@ def connect(db: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA busy_timeout=5000")
     conn.execute("PRAGMA foreign_keys=ON")
+    # migrations that re-derive a per-path fact call the same rule new rows get
+    conn.create_function(
+        "excerpt_is_test", 1, lambda path: int(is_test_path(str(path))), deterministic=True
+    )
     return conn
 
 

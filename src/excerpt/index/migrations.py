@@ -85,4 +85,12 @@ MIGRATIONS: tuple[str, ...] = (
         first_line_sha256 TEXT NOT NULL
     )
     """,
+    # 3: test files recognised in more layouts (Java test source sets beyond src/test, Rust
+    # helpers under tests/<dir>/): the flag is derived again from each path by the same rule
+    # new rows get (``excerpt_is_test``, registered on every connection), and the graph,
+    # whose test edges depend on it, is rebuilt on the next run.
+    """
+    UPDATE files SET is_test = excerpt_is_test(path);
+    UPDATE meta SET value = '1' WHERE key = 'graph_dirty'
+    """,
 )

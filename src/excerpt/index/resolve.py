@@ -42,6 +42,10 @@ _JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts
 _TEST_DIRS = frozenset({"test", "tests", "__tests__", "spec", "testing"})
 
 
+_JAVA_TEST_SET = re.compile(r"^(test|it)([-_A-Z].*)?$|^.*[a-z]Test$")
+_JAVA_TEST_NAME = re.compile(r"(Tests?|IT)$|^Test[A-Z]")
+
+
 def is_test_path(path: str) -> bool:
     """True for test files by the naming conventions of the supported ecosystems."""
     parts = path.split("/")
@@ -57,11 +61,15 @@ def is_test_path(path: str) -> bool:
     if ext == "go":
         return stem.endswith("_test")
     if ext == "java":
-        return "src/test/" in path or bool(re.search(r"(Tests?|IT)$|^Test[A-Z]", stem))
+        # Maven and Gradle test source sets: src/test, src/it, src/test-jdk17,
+        # src/testFixtures, src/integrationTest
+        source_set = parts[parts.index("src") + 1] if "src" in parts[:-2] else ""
+        return bool(_JAVA_TEST_SET.match(source_set) or _JAVA_TEST_NAME.search(stem))
     if ext in ("js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts"):
         return bool(re.search(r"\.(test|spec)$", stem)) or any(p in _TEST_DIRS for p in parts[:-1])
     if ext == "rs":
-        return len(parts) > 1 and parts[-2] in ("tests", "benches") and "src" not in parts
+        # integration tests, benches and their helpers, at any depth outside src/
+        return "src" not in parts and any(p in ("tests", "benches") for p in parts[:-1])
     return False
 
 

@@ -746,6 +746,36 @@ def test_a_makefile_in_a_tests_directory_is_a_project(tmp_path: Path) -> None:
     assert [(c["command"], c["directory"]) for c in items(doc)] == [("make test", "tests")]
 
 
+@pytest.mark.parametrize(
+    ("makefile", "setup"),
+    [
+        pytest.param(
+            "all:\n\tcc -o prog prog.c\n"
+            "install: all\n\tinstall -m 755 prog $(DESTDIR)$(PREFIX)/bin\n",
+            False, id="c-prefix",
+        ),
+        pytest.param(
+            "DESTDIR ?=\ninstall: lib-install bin-install\nlib-install:\n\tcp lib.a /tmp\n",
+            False, id="prerequisites-in-a-destdir-makefile",
+        ),
+        pytest.param(
+            "install uninstall:\n\t$(MAKE) -C lib $@\n", False, id="delegates-with-uninstall"
+        ),
+        pytest.param("install:\n\tpip install -e '.[dev]'\n", True, id="python-deps"),
+        pytest.param("install: venv\nvenv:\n\tpython3 -m venv .venv\n", True, id="prereq-only"),
+    ],
+)  # fmt: skip
+def test_make_install_is_setup_only_when_it_does_not_install_into_the_system(
+    tmp_path: Path, makefile: str, setup: bool
+) -> None:
+    doc = infer(tmp_path, {"Makefile": makefile})
+    assert (find(doc, "make install") is not None) is setup
+    noted = [n for n in doc["notes"] if n.startswith("make install (Makefile:")]
+    assert len(noted) == (0 if setup else 1)
+    if not setup:
+        assert "installs into the system" in noted[0]
+
+
 def test_deno_config_and_tasks(tmp_path: Path) -> None:
     lint_body = "deno lint --fix"
     text = pkg({"tasks": {"dev": "deno run -A main.ts", "test": "deno test -A", "lint": lint_body}})

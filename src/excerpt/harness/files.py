@@ -34,6 +34,7 @@ class RepoFiles:
         self.paths: tuple[str, ...] = tuple(c.path for c in found.candidates)
         self.truncated = found.truncated
         self._texts: dict[str, str | None] = {}
+        self.notes: list[str] = []  # what the readers left out and why, for the harness notes
 
     @cached_property
     def path_set(self) -> frozenset[str]:

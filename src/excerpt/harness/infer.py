@@ -82,6 +82,7 @@ def infer_harness(
     commands = _from_manifests(files, sorted(dirs, key=_dir_order))
     if use_ci:
         commands = _with_ci(commands, ci_steps(files))
+    notes += files.notes
     if not commands:
         notes.append("no manifest, build file or CI workflow names a command")
     return Harness(commands=tuple(_ordered(commands)), notes=tuple(notes))

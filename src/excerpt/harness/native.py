@@ -136,10 +136,21 @@ def gradle_commands(files: RepoFiles, directory: str, build_file: str) -> list[C
     ]
 
 
+# what a recipe that installs into the system says: a prefix, a destination root, install(1)
+_SYSTEM_INSTALL = re.compile(
+    r"\$[({](DESTDIR|PREFIX|prefix|bindir|libdir|includedir|mandir|INSTALL\w*)[)}]"
+    r"|\binstall\s+-[mdDpv]|(^|\s)/usr/|\bldconfig\b"
+)
+
+
+_UNINSTALL = re.compile(r"^([\w.\-/ ]+ )?uninstall\b[^=]*:(?!=)")
+
+
 def make_commands(files: RepoFiles, directory: str, makefile: str) -> list[Command]:
     out = []
     seen = set()
-    for number, line in enumerate((files.text(makefile) or "").splitlines(), start=1):
+    lines = (files.text(makefile) or "").splitlines()
+    for number, line in enumerate(lines, start=1):
         if line.startswith(("\t", " ", "#", ".")) or "=" in line.split(":", 1)[0]:
             continue
         m = _MAKE_RULE.match(line)
@@ -147,11 +158,33 @@ def make_commands(files: RepoFiles, directory: str, makefile: str) -> list[Comma
             continue
         for target in m.group(1).split():
             kind, confidence = _target_kind(target)
-            if kind and target not in seen:
-                seen.add(target)
-                ev = f"{makefile}:{number}"
-                out.append(_cmd(f"make {target}", kind, directory, "make", ev, confidence))
+            if not kind or target in seen:
+                continue
+            seen.add(target)
+            ev = f"{makefile}:{number}"
+            if kind == "install" and _installs_into_system(lines, number):
+                files.notes.append(
+                    f"make {target} ({ev}) installs into the system (prefix or DESTDIR): "
+                    "not a setup step"
+                )
+                continue
+            out.append(_cmd(f"make {target}", kind, directory, "make", ev, confidence))
     return out
+
+
+def _installs_into_system(lines: list[str], number: int) -> bool:
+    """Whether the rule on line ``number`` copies files under a system prefix, as a C
+    project's ``make install`` does, rather than installing what development needs."""
+    recipe = []
+    for line in lines[number:]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(line)
+    if any(_SYSTEM_INSTALL.search(line) for line in recipe):
+        return True
+    # a recipe that only delegates (``$(MAKE) -C lib $@``) or names prerequisites: the
+    # conventions of a system install elsewhere in the file (an ``uninstall`` target, DESTDIR)
+    return any("DESTDIR" in line or _UNINSTALL.match(line) for line in lines)
 
 
 def just_commands(files: RepoFiles, directory: str, justfile: str) -> list[Command]:

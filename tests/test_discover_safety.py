@@ -14,7 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,58 +28,13 @@ from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.discover.sensitive import is_sensitive_path
 from excerpt.index.build import IndexReport, index_repository
 from excerpt.index.store import IndexStore
+from open_audit import recording_opens
 
 pytestmark = pytest.mark.timeout(30)
 
 MakeRepo = Callable[..., Path]
 
-# -- open audit: one hook for the whole session (audit hooks cannot be removed) -----------------
-
-_OPENED: list[str] = []
-_RECORDING = {"on": False}
-
-
-def _audit_hook(event: str, args: tuple[Any, ...]) -> None:
-    # ``os.open`` raises the same ``open`` event as ``io.open``; "os.open" is listed for safety.
-    if not _RECORDING["on"] or event not in ("open", "os.open") or not args:
-        return
-    target = args[0]
-    if isinstance(target, str | bytes | os.PathLike):
-        name = os.fsdecode(target)
-        # The event carries no ``dir_fd``: a relative name is recorded, with its directory,
-        # by the reader's ``os`` proxy below; here it is kept as a bare name too.
-        _OPENED.append(name)
-
-
-class _DirFdRecorder:
-    """Stands in for ``os`` inside the reader, recording ``dir_fd``-relative opens as the
-    absolute paths they name (the audit event cannot tell which directory they were in)."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(os, name)
-
-    def open(self, path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
-        fd = os.open(path, flags, mode, dir_fd=dir_fd)
-        if _RECORDING["on"]:  # what the descriptor really is, not what the name suggests
-            _OPENED.append(os.readlink(f"/proc/self/fd/{fd}"))
-        return fd
-
-
-sys.addaudithook(_audit_hook)  # this module is imported once per session
-
-
-@contextlib.contextmanager
-def recording_opens() -> Iterator[list[str]]:
-    """Record every path this process opens inside the block (``io.open`` and ``os.open``)."""
-    _OPENED.clear()
-    _RECORDING["on"] = True
-    saved = vars(reader)["os"]
-    vars(reader)["os"] = _DirFdRecorder()
-    try:
-        yield _OPENED
-    finally:
-        vars(reader)["os"] = saved
-        _RECORDING["on"] = False
+# -- open audit (the shared session hook of ``open_audit``) ----------------------------------
 
 
 def opened_realpaths(opened: list[str]) -> set[str]:

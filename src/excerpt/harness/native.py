@@ -141,8 +141,6 @@ _SYSTEM_INSTALL = re.compile(
     r"\$[({](DESTDIR|PREFIX|prefix|bindir|libdir|includedir|mandir|INSTALL\w*)[)}]"
     r"|\binstall\s+-[mdDpv]|(^|\s)/usr/|\bldconfig\b"
 )
-
-
 _UNINSTALL = re.compile(r"^([\w.\-/ ]+ )?uninstall\b[^=]*:(?!=)")
 
 

@@ -21,9 +21,11 @@ ALLOWED = {
     "rank": {"core", "index", "risk"},
     "pack": {"core", "discover", "index", "rank", "risk"},
     "render": {"core", "discover", "index", "rank", "pack", "risk"},
-    "mcp": {"core", "discover", "index", "rank", "pack", "render", "harness", "risk"},
-    "evals": {"core", "discover", "index", "rank", "pack", "render", "harness", "risk"},
+    "deliver": {"core", "discover", "index", "rank", "pack", "render", "risk"},
+    "mcp": {"core", "discover", "index", "rank", "pack", "render", "deliver", "harness", "risk"},
+    "evals": {"core", "discover", "index", "rank", "pack", "render", "deliver", "harness", "risk"},
     "cli": {
+        "deliver",
         "core",
         "discover",
         "index",

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import anyio
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
@@ -36,6 +37,8 @@ from pydantic import FileUrl
 
 from conftest import git_commit_all, tree_snapshot, write_tree
 from excerpt.cli import main
+from excerpt.deliver import MIN_BUDGET, PLAN_SHARE
+from excerpt.pack import pack_schema
 
 T = TypeVar("T")
 
@@ -50,9 +53,9 @@ TOOLS = {
     "risk_classify",
 }
 PROPERTIES = {
-    "context_plan": {"task", "budget", "changed_paths"},
+    "context_plan": {"task", "budget", "changed_paths", "format"},
     "context_pack": {"task", "budget", "changed_paths", "format"},
-    "context_retrieve": {"handles"},
+    "context_retrieve": {"handles", "budget"},
     "index_status": set(),
     "harness_infer": {"use_ci"},
     "risk_classify": {"paths", "query"},
@@ -209,7 +212,7 @@ class LiveServer:
         return self.portal.call(go)
 
     def assert_still_serving(self) -> None:
-        result = self.call("context_plan", {"task": TASK, "budget": 2000})
+        result = self.call("context_plan", {"task": TASK, "budget": 2000, "format": "json"})
         assert result.is_error is not True, text_of(result)
         assert result.structured_content is not None
         assert result.structured_content["candidates"][0]["path"] == EXPECTED_FILE
@@ -394,7 +397,9 @@ def test_tools_list_gives_read_only_tools_with_closed_described_schemas(
             assert hints.open_world_hint is False
         by_name = {t.name: t.input_schema["properties"] for t in tools}
         assert by_name["context_pack"]["format"]["enum"] == ["md", "json"]
-        assert by_name["context_pack"]["budget"]["minimum"] == 0
+        budget = by_name["context_pack"]["budget"]
+        assert budget["default"] is None  # the client's own default
+        assert [b.get("minimum") for b in budget["anyOf"]] == [MIN_BUDGET, None]
         assert by_name["context_pack"]["task"]["maxLength"] == 200_000
         assert by_name["context_retrieve"]["handles"]["maxItems"] < 10_000
 
@@ -413,55 +418,51 @@ def test_tools_list_gives_read_only_tools_with_closed_described_schemas(
 # --------------------------------------------------------------------------- same as the CLI
 
 
-def test_context_pack_json_is_the_cli_pack(
-    live_cli: LiveServer, capsys: pytest.CaptureFixture[str]
+def test_context_pack_json_is_the_machine_pack_the_model_facing_text_was_fitted_for(
+    live_cli: LiveServer,
 ) -> None:
-    result = live_cli.call("context_pack", {"task": TASK, "budget": 2000, "format": "json"})
-    assert result.is_error is not True, text_of(result)
-    code, out = cli(
-        capsys, "pack", TASK, "--repo", str(live_cli.repo), "--format", "json", "--budget", "2000"
-    )
-    assert code == 0
-    pack = json.loads(out)
-    assert result.structured_content == pack
+    args = {"task": TASK, "budget": 2000}
+    live_cli.call("index_status", {})  # a first call's note would take room in one of them
+    machine = live_cli.call("context_pack", {**args, "format": "json"})
+    assert machine.is_error is not True, text_of(machine)
+    pack = machine.structured_content
+    assert pack is not None and pack["schema"] == "excerpt.pack/v1"
+    Draft202012Validator(pack_schema()).validate(pack)
+    # clients that show only text get the same document
+    assert json.loads(text_of(machine)) == pack
     assert pack["items"][0]["path"] == EXPECTED_FILE
-    assert pack["budget"] == {"bytes": 2000, "used_bytes": pack["budget"]["used_bytes"]}
-    summary = text_of(result).removeprefix(FIRST_NOTE)
-    assert pack["pack_id"] in summary
-    assert all(item["handle"] in summary for item in pack["items"])
+    md = live_cli.call("context_pack", args)
+    text = text_of(md)
+    # the same selection: every handle of the machine pack is in the Markdown, and the
+    # machine pack says how large that Markdown is
+    assert all(f"`{item['handle']}`" in text for item in pack["items"])
+    assert pack["budget"]["rendered_bytes"] == len(text.encode())
+    assert pack["budget"]["used_bytes"] <= pack["budget"]["rendered_bytes"] <= 2000
 
 
-def test_context_pack_md_text_is_the_cli_markdown_and_its_items_carry_no_text(
+def test_context_pack_md_is_markdown_only_within_the_budget_and_names_context_retrieve(
     live_cli: LiveServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     result = live_cli.call("context_pack", {"task": TASK, "budget": 2000, "format": "md"})
     assert result.is_error is not True, text_of(result)
-    code, markdown = cli(
-        capsys, "pack", TASK, "--repo", str(live_cli.repo), "--format", "md", "--budget", "2000"
-    )
-    assert code == 0
-    assert text_of(result).removeprefix(FIRST_NOTE) == markdown
+    # Claude Code and Codex forward structured content in place of the text: none is sent
+    assert result.structured_content is None
+    text = text_of(result)
+    assert len(text.encode()) <= 2000
+    assert "`context_retrieve`" in text and "excerpt get" not in text
     code, out = cli(
         capsys, "pack", TASK, "--repo", str(live_cli.repo), "--format", "json", "--budget", "2000"
     )
-    pack = json.loads(out)
-    lean = result.structured_content
-    assert lean is not None
-    assert lean["pack_id"] == pack["pack_id"]
-    assert lean["items"] and all("text" not in item for item in lean["items"])
-    assert lean["items"] == [
-        {k: v for k, v in item.items() if k != "text"} for item in pack["items"]
-    ]
-    assert {k: v for k, v in lean.items() if k != "items"} == {
-        k: v for k, v in pack.items() if k != "items"
-    }
+    assert code == 0
+    top = json.loads(out)["items"][0]
+    assert top["path"] == EXPECTED_FILE and top["text"] in text
 
 
 def test_context_plan_is_the_cli_plan(
     live_cli: LiveServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     arguments = {"task": TASK, "budget": 4000, "changed_paths": ["app/shipping.py"]}
-    result = live_cli.call("context_plan", arguments)
+    result = live_cli.call("context_plan", {**arguments, "format": "json"})
     assert result.is_error is not True, text_of(result)
     code, out = cli(
         capsys,
@@ -481,9 +482,17 @@ def test_context_plan_is_the_cli_plan(
     assert result.structured_content == plan
     assert plan["schema"] == "excerpt.plan/v1"
     assert {c["path"] for c in plan["candidates"]} >= {EXPECTED_FILE, "app/shipping.py"}
+    text = live_cli.call("context_plan", arguments)
+    assert text.structured_content is None
+    assert len(text_of(text).encode()) <= 4000 * PLAN_SHARE
+    code, markdown = cli(
+        capsys, "plan", TASK, "--repo", str(live_cli.repo), "--budget", "4000",
+        "--changed", "app/shipping.py",
+    )  # fmt: skip
+    assert text_of(text) == markdown
 
 
-def test_context_retrieve_results_are_the_cli_get_results(
+def test_context_retrieve_serves_the_cli_get_texts_within_the_budget(
     live_cli: LiveServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     packed = live_cli.call("context_pack", {"task": TASK, "budget": 2000, "format": "json"})
@@ -495,14 +504,21 @@ def test_context_retrieve_results_are_the_cli_get_results(
 
     result = live_cli.call("context_retrieve", {"handles": handles})
     assert result.is_error is not True, text_of(result)
+    assert result.structured_content is None
     code, out = cli(capsys, "get", "--repo", str(live_cli.repo), "--json", *handles)
     assert code == 1  # a stale and a missing handle
     expected = json.loads(out)
-    assert result.structured_content == {"results": expected}
     statuses = [r["status"] for r in expected]
     assert statuses == ["fresh"] * len(items) + ["stale", "missing"]
-    assert [r["text"] for r in expected[: len(items)]] == [item["text"] for item in items]
-    assert expected[-2]["text"] is None
+    text = text_of(result)
+    for r in expected[: len(items)]:
+        assert f"## `{r['handle']}` (fresh)" in text and r["text"] in text
+    assert f"## `{stale}` (stale" in text and f"## `{missing}` (missing" in text
+    # a budget too small for an excerpt names it with its size instead of cutting it
+    small = text_of(live_cli.call("context_retrieve", {"handles": handles[:1], "budget": 300}))
+    size = len(expected[0]["text"].encode())
+    if size > 300:
+        assert f"not shown: {size:,} bytes" in small and expected[0]["text"] not in small
 
 
 def test_index_status_reports_the_index_keys_of_the_cli(
@@ -546,9 +562,14 @@ def test_the_first_call_on_an_unindexed_repository_says_it_indexed_it_and_the_se
 
     first, second = with_session(repo, cache_dir, body)
     assert first.is_error is not True and second.is_error is not True
-    assert text_of(first).startswith(FIRST_NOTE)
+    if arguments.get("format") == "json":  # the machine form is a document, not a note
+        assert first.structured_content is not None and second.structured_content is not None
+        assert first.structured_content["items"] == second.structured_content["items"]
+        return
+    assert FIRST_NOTE.strip() in text_of(first)
     assert "first time" not in text_of(second)
-    assert text_of(first).removeprefix(FIRST_NOTE) == text_of(second) or tool == "index_status"
+    if tool != "context_pack":  # a pack's note takes room its excerpts then fit around
+        assert text_of(first).removeprefix(FIRST_NOTE) == text_of(second) or tool == "index_status"
     if tool == "index_status":
         assert first.structured_content is not None and second.structured_content is not None
         assert first.structured_content["first_index"] is True
@@ -823,7 +844,7 @@ def test_requests_before_initialize_and_garbage_lines_do_not_break_the_server(
             11, "tools/call", {"name": "context_plan", "arguments": {"task": TASK}}
         )
         assert called["result"]["isError"] is False
-        assert called["result"]["structuredContent"]["candidates"][0]["path"] == EXPECTED_FILE
+        assert f"1. `{EXPECTED_FILE}`" in called["result"]["content"][0]["text"]
         code, stdout = server.close()
     assert code == 0
     assert_only_json_rpc(stdout)
@@ -854,8 +875,9 @@ def test_secrets_never_reach_a_tool_result_or_stdout(
         got = server.request(
             20, "tools/call", {"name": "context_retrieve", "arguments": {"handles": handles}}
         )
-        statuses = [r["status"] for r in got["result"]["structuredContent"]["results"]]
-        assert statuses[-1] == "refused"
+        text = got["result"]["content"][0]["text"]
+        assert text.count("(fresh)") == len(handles) - 1
+        assert text.rstrip().endswith("(refused: sensitive path)")
         code, stdout = server.close()
     assert code == 0
     assert_only_json_rpc(stdout)
@@ -1033,6 +1055,7 @@ def test_the_mcp_inspector_calls_context_pack_and_gets_the_expected_file(
     result = json.loads(proc.stdout)
     assert result.get("isError") is not True
     text = result["content"][0]["text"]
-    assert f"`{EXPECTED_FILE}`" in text
+    assert f"## 1. `{EXPECTED_FILE}`" in text
     assert "class RefundService" in text
-    assert result["structuredContent"]["items"][0]["path"] == EXPECTED_FILE
+    assert "structuredContent" not in result  # what the model would see is the text
+    assert len(text.encode()) <= 2000

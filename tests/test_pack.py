@@ -25,8 +25,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+import excerpt.deliver as deliver
 from conftest import git, git_commit_all, tree_snapshot, write_tree
 from excerpt.cli import main
+from excerpt.core.tokens import o200k_count
 from excerpt.pack import PackRequest, build_pack, build_plan, export_graph, pack_schema
 
 # -- fixture repositories --------------------------------------------------------------------
@@ -599,6 +601,12 @@ def lines_bytes(repo: Path, path: str, start: int, end: int) -> int:
     return sum(len(line) for line in file_lines(repo, path)[start - 1 : end])
 
 
+def delivered_of(repo: Path, task: str, cache: Path, budget: int = 32_000, **kw: Any) -> Doc:
+    """The pack a surface delivers: its whole rendering fitted to the budget."""
+    request = PackRequest(repo=repo, task=task, budget=budget, cache_dir=cache, **kw)
+    return deliver.build_pack(request).pack.to_dict()
+
+
 def pack_of(repo: Path, task: str, cache: Path, budget: int = 32_000, **kw: Any) -> Doc:
     return build_pack(
         PackRequest(repo=repo, task=task, budget=budget, cache_dir=cache, **kw)
@@ -859,11 +867,11 @@ def test_cli_json_output_is_byte_identical_across_runs(
 
 
 @pytest.mark.parametrize(("name", "task"), TASK_CASES)
-@pytest.mark.parametrize("budget", [0, 300, 32_000], ids=lambda b: f"budget{b}")
+@pytest.mark.parametrize("budget", [300, 4000, 32_000], ids=lambda b: f"budget{b}")
 def test_every_pack_validates_against_the_schema_and_its_id_recomputes(
     repos: dict[str, Path], cache_dir: Path, name: str, task: str, budget: int
 ) -> None:
-    pack = pack_of(repos[name], task, cache_dir, budget)
+    pack = delivered_of(repos[name], task, cache_dir, budget)
     Draft202012Validator(pack_schema()).validate(pack)
     assert pack["schema"] == "excerpt.pack/v1"
     assert pack["pack_id"] == recomputed_pack_id(pack)
@@ -923,7 +931,9 @@ def _check_budget_truth(repo: Path, pack: Doc, plan: Doc, budget: int) -> None:
             assert "bytes_needed" in entry and "score" in entry, entry
             size = lines_bytes(repo, entry["path"], entry["start_line"], entry["end_line"])
             assert entry["bytes_needed"] == size, entry
-    accounted = [o for o in omitted if o["reason"] in ("budget", "secret")]
+    accounted = [
+        o for o in omitted if o["reason"] in ("budget", "secret", "too_small", "duplicate")
+    ]
     for cand in plan["candidates"]:
         for line in range(cand["start_line"], cand["end_line"] + 1):
             assert _covered(items, cand["path"], line) or _covered(accounted, cand["path"], line), (
@@ -1123,10 +1133,13 @@ def test_a_frame_pin_survives_a_tight_budget_as_a_fragment_holding_the_line(
 ) -> None:
     task, line = _traceback(repos["py_shop"])
     pack = pack_of(repos["py_shop"], task, cache_dir, 120)
-    first = pack["items"][0]
-    assert first["path"] == "app/services/refund.py"
-    assert first["start_line"] <= line <= first["end_line"]
-    assert first["kind"] == "fragment" and first["truncated"] is True
+    assert pack["items"][0]["path"] == "app/services/refund.py"
+    holding = [
+        i
+        for i in pack["items"]
+        if i["path"] == "app/services/refund.py" and i["start_line"] <= line <= i["end_line"]
+    ]
+    assert [(i["kind"], i["truncated"]) for i in holding] == [("fragment", True)]
 
 
 def test_every_in_repo_frame_of_a_traceback_is_pinned_before_other_files(
@@ -1332,8 +1345,16 @@ def test_secret_lines_are_listed_as_omitted_with_their_line_ranges(
     secret_lines = {n for lo, hi in spans for n in range(lo, hi + 1)}
     covered = {n for i in served for n in range(i["start_line"], i["end_line"] + 1)}
     assert not secret_lines & covered
-    # the excerpt is split around the secret, not dropped: the line before it is served
-    assert {lo - 1 for lo, _ in spans} <= covered
+    # the excerpt is split around the secret, not dropped: the line before it is served,
+    # or listed as too small when only a sliver of one or two lines is left there
+    small = {
+        n
+        for o in pack["omitted"]
+        if o["reason"] == "too_small" and o["path"] == path
+        for n in range(o["start_line"], o["end_line"] + 1)
+    }
+    assert {lo - 1 for lo, _ in spans} <= covered | small
+    assert covered - secret_lines
 
 
 def test_a_named_file_whose_best_region_is_a_secret_line_is_still_served_first(
@@ -1412,31 +1433,28 @@ def test_a_matching_translation_catalog_ranks_below_the_matching_source(
 
 
 def _check_markdown(md: str, pack: Doc) -> None:
-    """Each item: a header (rank, path, lines, kind), a handle + reasons line, a fenced block."""
+    """Each file: a header (number, path, reason codes); each of its items, in line order: a
+    handle + kind line, then a fenced block holding the exact text."""
     cursor = 0
-    for item in pack["items"]:
-        header = (
-            f"## {item['rank']}. `{item['path']}` lines {item['start_line']}-{item['end_line']}"
-            f" ({item['kind']}"
-        )
-        at = md.index(header, cursor)
-        lines = md[at:].split("\n", 3)
-        assert lines[1].startswith(f"handle `{item['handle']}` · "), lines[1]
-        for reason in item["reasons"]:
-            assert f"{reason['signal']}: {reason['detail']}" in lines[1]
-        assert lines[2] == ""
-        opening = lines[3].split("\n", 1)[0]
-        fence = opening[: len(opening) - len(opening.lstrip("`"))]
-        longest = max((len(run) for run in re.findall(r"`+", item["text"])), default=0)
-        assert len(fence) >= 3 and len(fence) > longest, (fence, longest)
-        suffix = Path(item["path"]).suffix
-        assert opening[len(fence) :] == FENCE_LANG.get(suffix, opening[len(fence) :])
-        body_start = at + len("\n".join(lines[:3])) + 1 + len(opening) + 1
-        body_end = md.index("\n" + fence + "\n", body_start - 1) + 1
-        body = md[body_start:body_end]
-        expected = item["text"] if item["text"].endswith("\n") else item["text"] + "\n"
-        assert body == expected, item["path"]
-        cursor = body_end
+    files = list(dict.fromkeys(i["path"] for i in pack["items"]))
+    for n, path in enumerate(files, start=1):
+        cursor = md.index(f"\n## {n}. `{path}`", cursor)
+        mine = [i for i in pack["items"] if i["path"] == path]
+        assert [i["start_line"] for i in mine] == sorted(i["start_line"] for i in mine)
+        for item in mine:
+            at = md.index(f"\n`{item['handle']}` {item['kind']}", cursor) + 1
+            lines = md[at:].split("\n", 2)
+            opening = lines[1]
+            fence = opening[: len(opening) - len(opening.lstrip("`"))]
+            longest = max((len(run) for run in re.findall(r"`+", item["text"])), default=0)
+            assert len(fence) >= 3 and len(fence) > longest, (fence, longest)
+            suffix = Path(item["path"]).suffix
+            assert opening[len(fence) :] == FENCE_LANG.get(suffix, opening[len(fence) :])
+            body_start = at + len(lines[0]) + 1 + len(opening) + 1
+            body_end = md.index("\n" + fence + "\n", body_start - 1) + 1
+            expected = item["text"] if item["text"].endswith("\n") else item["text"] + "\n"
+            assert md[body_start:body_end] == expected, item["path"]
+            cursor = body_end
 
 
 MD_CASES = [
@@ -1460,8 +1478,11 @@ def test_markdown_shows_each_item_with_header_handle_reasons_and_exact_fenced_te
     pack = json.loads(out)
     code, md, _ = cli(capsys, "pack", task, "--repo", str(repo), "--format", "md")
     assert code == 0
-    assert md.startswith("# Context pack\n")
-    assert f"Pack `{pack['pack_id']}`" in md
+    assert md.startswith(f"# Context pack: {len(pack['items'])} excerpts from ")
+    size, tokens = len(md.encode()), o200k_count(md)
+    assert pack["budget"]["rendered_bytes"] == size <= pack["budget"]["bytes"]
+    assert pack["budget"]["tokens"] == {"o200k": tokens}
+    assert f"this text {size:,} bytes, {tokens:,} o200k tokens." in md
     assert pack["items"]
     _check_markdown(md, pack)
     if name != "py_shop":  # the odd line endings are served byte-exact

@@ -8,7 +8,7 @@ from typing import Any
 
 from excerpt.cli.common import add_repo
 from excerpt.pack import get_excerpts
-from excerpt.render.markdown import render_get
+from excerpt.render.packs import render_retrieved_md
 from excerpt.render.text import to_json
 
 __all__ = ["register"]
@@ -23,7 +23,9 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     results = [r.to_dict() for r in get_excerpts(args.repo, args.handles)]
-    sys.stdout.write(to_json(results) if args.json else render_get(results))
+    sys.stdout.write(
+        to_json(results) if args.json else render_retrieved_md(results, limit=sys.maxsize)
+    )
     statuses = {r["status"] for r in results}
     if "refused" in statuses:
         return 2

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.cli.common import add_repo, progress_for, read_task
-from excerpt.pack import PackRequest, build_pack, build_plan
-from excerpt.render.markdown import render_pack, render_plan
+from excerpt.deliver import build_pack, build_plan
+from excerpt.pack import PackRequest
 from excerpt.render.text import to_json
 
 __all__ = ["register"]
@@ -19,7 +19,14 @@ def _common(p: argparse.ArgumentParser) -> None:
     add_repo(p)
     p.add_argument("task", nargs="?", help="the task text, or - to read it from stdin")
     p.add_argument("--task-file", metavar="F", help="read the task from a file")
-    p.add_argument("--budget", type=int, default=32000, metavar="BYTES", help="byte budget")
+    p.add_argument(
+        "--budget",
+        type=int,
+        default=32000,
+        metavar="BYTES",
+        help="hard limit on the Markdown result, headers included (default: 32000; a plan's"
+        " text takes at most a quarter of it)",
+    )
     p.add_argument("--changed", nargs="+", default=[], metavar="PATH", help="changed paths")
     p.add_argument("--changed-from-git", action="store_true", help="working tree + staged")
     p.add_argument("--graph", type=Path, metavar="FILE", help="a graph from `graph export`")
@@ -57,18 +64,18 @@ def _finish(args: argparse.Namespace, doc: dict[str, Any], markdown: str) -> int
 def run_plan(args: argparse.Namespace) -> int:
     bar = progress_for(args)
     try:
-        doc = build_plan(_request(args), progress=bar).to_dict()
+        done = build_plan(_request(args), progress=bar)
     finally:
         if bar is not None:
             bar.close()
-    return _finish(args, doc, render_plan(doc))
+    return _finish(args, done.plan.to_dict(), done.text)
 
 
 def run_pack(args: argparse.Namespace) -> int:
     bar = progress_for(args)
     try:
-        doc = build_pack(_request(args), progress=bar).to_dict()
+        done = build_pack(_request(args), progress=bar)
     finally:
         if bar is not None:
             bar.close()
-    return _finish(args, doc, render_pack(doc))
+    return _finish(args, done.pack.to_dict(), done.text)

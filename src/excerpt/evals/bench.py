@@ -20,13 +20,13 @@ from typing import Any
 
 from excerpt.core import git
 from excerpt.core.settings import repo_cache_dir
+from excerpt.deliver import build_packs
 from excerpt.errors import UsageError
 from excerpt.evals.metrics import line_coverage, mean, mrr
 from excerpt.index.languages import PARSED_LANGUAGES
 from excerpt.index.store import IndexStore
 from excerpt.index.tokens import terms
 from excerpt.index.view import IndexView
-from excerpt.pack.build import build_packs
 from excerpt.pack.prepare import PackRequest
 from excerpt.rank.score import SIGNALS, rank_files
 from excerpt.rank.task import analyze_task
@@ -226,7 +226,8 @@ def _run_one(
     request = PackRequest(
         repo=root, task=task.problem_statement, budget=max(budgets), cache_dir=cache
     )
-    candidates, packs = build_packs(request, budgets)
+    candidates, delivered = build_packs(request, budgets)
+    packs = [d.pack for d in delivered]
     latency = time.perf_counter() - started
     ranked = list(dict.fromkeys(c.path for c in candidates))[:TOP]
     started = time.perf_counter()

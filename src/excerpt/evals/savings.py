@@ -5,10 +5,8 @@ a perfect one). Exact o200k counts come from ``bpe-openai``, which ships the voc
 from __future__ import annotations
 
 import hashlib
-import re
 import statistics
 import tempfile
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from excerpt.core.settings import repo_cache_dir
-from excerpt.errors import EnvironmentFault
+from excerpt.core.tokens import o200k_count
 from excerpt.evals.corpus import RetrievalCorpus, load_corpus, materialise
 from excerpt.evals.suites import Packer, SuiteResult, default_packer
 from excerpt.index.build import index_repository, resolve_root
@@ -44,51 +42,8 @@ class SavingsTask:
 
 
 def o200k_counter() -> Counter:
-    """Exact o200k_base token counts, offline.
-
-    Raises:
-        EnvironmentFault: the tokenizer package is not installed.
-    """
-    with warnings.catch_warnings():  # it loads its vocabulary with a deprecated resources API
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            import bpe_openai
-        except ImportError:
-            raise EnvironmentFault(
-                "exact token counts need the eval extra: pip install 'excerpt[eval]'"
-            ) from None
-        encoding = bpe_openai.get_encoding("o200k_base")
-        encoding.encode("warm", disallowed_special=())
-
-    def count(text: str) -> int:
-        return sum(len(encoding.encode(c, disallowed_special=())) for c in _chunks(text))
-
-    return count
-
-
-_CHUNK_CHARS = 100_000
-_BOUNDARY = re.compile(r"\n(?=[^\s/])")  # a punctuation run takes "\n" and "/" with it
-_WORD_GAP = re.compile(r"(?<=\S)(?= \S)")  # a single space before a word: " word" stays whole
-
-
-def _chunks(text: str) -> list[str]:
-    """Pieces of at most about ``_CHUNK_CHARS``, cut only after a newline that precedes a
-    character other than a space or ``/``: o200k's pre-tokenizer never joins across such a
-    point (a punctuation run swallows the newlines and slashes after it: ``.\n//``), so the
-    sum of the pieces' counts is the count of the whole (the encoder caps one call's input)."""
-    out: list[str] = []
-    start = 0
-    while len(text) - start > _CHUNK_CHARS:
-        cut = None
-        for match in _BOUNDARY.finditer(text, start + _CHUNK_CHARS // 2, start + _CHUNK_CHARS):
-            cut = match.end()
-        if cut is None:  # no line boundary (a minified line): cut before a word instead
-            gaps = list(_WORD_GAP.finditer(text, start + _CHUNK_CHARS // 2, start + _CHUNK_CHARS))
-            cut = gaps[-1].start() if gaps else start + _CHUNK_CHARS
-        out.append(text[start:cut])
-        start = cut
-    out.append(text[start:])
-    return out
+    """Exact o200k_base token counts, offline."""
+    return o200k_count
 
 
 def _texts(root: Path, cache: Path | None) -> dict[str, str]:
@@ -149,11 +104,15 @@ def run_savings(
     for task in tasks:
         pack = packer(PackRequest(repo=root, task=task.task, budget=budget, cache_dir=cache))
         touched = sorted({i["path"] for i in pack["items"]})
-        pack_tokens = sum(count(i["text"]) for i in pack["items"])
+        # what the model receives: the whole rendering when the packer gives its count
+        rendered = pack["budget"].get("tokens", {}).get("o200k")
+        pack_tokens = (
+            rendered if rendered is not None else sum(count(i["text"]) for i in pack["items"])
+        )
         touched_tokens = sum(count(texts.get(p, "")) for p in touched)
         rows.append({
             "task": task.task[:120],
-            "pack_bytes": pack["budget"]["used_bytes"],
+            "pack_bytes": pack["budget"].get("rendered_bytes", pack["budget"]["used_bytes"]),
             "pack_tokens": pack_tokens,
             "touched_files_tokens": touched_tokens,
             "naive_tokens": naive,

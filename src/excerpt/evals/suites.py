@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import excerpt.deliver as deliver
 from excerpt.evals.corpus import (
     ContextCase,
     ContextCorpus,
@@ -17,7 +18,7 @@ from excerpt.evals.corpus import (
     materialise,
 )
 from excerpt.evals.metrics import line_coverage, mean, mrr, precision_at, recall_at
-from excerpt.pack import PackRequest, build_pack
+from excerpt.pack import PackRequest
 
 __all__ = ["Packer", "SuiteResult", "default_packer", "run_accuracy", "run_context"]
 
@@ -30,7 +31,8 @@ CATEGORIES = (
 
 
 def default_packer(request: PackRequest) -> dict[str, Any]:
-    return build_pack(request).to_dict()
+    """The pack a model receives: its whole rendering fitted to the budget."""
+    return deliver.build_pack(request).pack.to_dict()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,32 +21,30 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from excerpt import __version__
 from excerpt.core.settings import repo_cache_dir
+from excerpt.deliver import MIN_BUDGET, build_pack, build_plan, render_retrieved
 from excerpt.errors import ExcerptError
 from excerpt.harness import infer_harness
 from excerpt.index.build import index_repository, resolve_root
-from excerpt.pack import PackRequest, build_pack, build_plan, get_excerpts
-from excerpt.render.markdown import (
-    render_get,
-    render_harness,
-    render_pack,
-    render_plan,
-    render_risk,
-)
-from excerpt.render.text import render_index
+from excerpt.mcp.clients import ClientProfile, budget_note, profile_for
+from excerpt.pack import PackRequest, get_excerpts
+from excerpt.render.markdown import render_harness, render_risk
+from excerpt.render.text import compact_json, render_index
 from excerpt.risk import risk_report
 
 __all__ = ["build_server", "serve"]
 
 log = logging.getLogger("excerpt.mcp")
 T = TypeVar("T")
+MAX_MCP_BUDGET = 1_000_000
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 _MAX_TASK = 200_000
 _BUDGET = (
-    "Hard limit, in UTF-8 bytes, on the excerpt text returned (default 32000, about 8k "
-    "tokens). Ask context_plan first for a suggested budget."
+    "Hard limit, in UTF-8 bytes, on the whole result the model receives: excerpts, headers, "
+    "handles and the left-out summary (default: what this client passes on whole, 11000 for "
+    "Codex, 32000 for Claude Code and others). context_plan suggests one."
 )
 Task = Annotated[
     str,
@@ -57,7 +55,7 @@ Task = Annotated[
         "log. Stack traces and file:line references pin those lines.",
     ),
 ]
-Budget = Annotated[int, Field(ge=0, le=1_000_000, description=_BUDGET)]
+Budget = Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_MCP_BUDGET, description=_BUDGET)]
 ChangedPaths = Annotated[
     list[Annotated[str, Field(max_length=4096)]] | None,
     Field(
@@ -68,9 +66,9 @@ ChangedPaths = Annotated[
 Format = Annotated[
     Literal["md", "json"],
     Field(
-        description="md: the text is Markdown with the excerpts and the structured content "
-        "holds their metadata; json: the structured content is the full pack (SPEC "
-        "excerpt.pack/v1) and the text is a short summary."
+        description="md (default): Markdown for the model, the excerpts' source once, within "
+        "the budget. json: the machine form, the full excerpt.pack/v1 pack (every omission, "
+        "full hashes) as JSON; larger than the budget, for programs rather than models."
     ),
 ]
 Handles = Annotated[
@@ -84,11 +82,26 @@ Handles = Annotated[
 
 
 class _Session:
-    """The server's repository and cache; the effective root is checked against roots."""
+    """The server's repository and cache; the effective root is checked against roots.
 
-    def __init__(self, repo: Path, cache_dir: Path | None) -> None:
-        self.repo = repo
+    A repository that cannot be served (``--repo`` missing, not a directory, unreadable)
+    does not stop the server: every call answers with the problem, which a client shows,
+    where an exiting server shows only "connection closed".
+    """
+
+    def __init__(self, repo: Path | None, cache_dir: Path | None, problem: str = "") -> None:
+        self._repo = repo
         self.cache_dir = cache_dir
+        self.problem = problem
+
+    @property
+    def repo(self) -> Path:
+        if self._repo is None:
+            raise ToolError(
+                f"excerpt cannot serve this repository: {self.problem}. Fix the --repo"
+                " argument where this MCP server is registered, then restart it."
+            )
+        return self._repo
 
     def root(self, roots: ListRootsResult | None) -> Path:
         """The repository, refused when the client's roots do not hold it.
@@ -118,6 +131,14 @@ def _client_roots(ctx: Context) -> ListRoots | None:
 Roots = Annotated[ListRootsResult | None, Resolve(_client_roots)]
 
 
+def _client_profile(ctx: Context) -> ClientProfile:
+    params = ctx.session.client_params
+    return profile_for(params.client_info.name if params is not None else None)
+
+
+Client = Annotated[ClientProfile, Resolve(_client_profile)]
+
+
 def _root_path(uri: str) -> Path | None:
     parsed = urlparse(uri)
     if parsed.scheme != "file":
@@ -142,51 +163,84 @@ def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
     )
 
 
+def _text(text: str) -> CallToolResult:
+    """A model-facing result: Markdown as the only content. No structured content, which
+    Claude Code and Codex would forward in its place."""
+    return CallToolResult(content=[TextContent(type="text", text=text)])
+
+
+def _machine(doc: dict[str, Any]) -> CallToolResult:
+    """The machine form: the document as structured content and, for clients that show
+    only text, as compact JSON text too (a client forwards one of the two, never both)."""
+    return _result(compact_json(doc), doc)
+
+
 def _first_note(first: bool) -> str:
     return "Indexed this repository for the first time.\n\n" if first else ""
 
 
 def _tools(session: _Session) -> list[Callable[..., Any]]:
     async def context_plan(
-        task: Task, roots: Roots, budget: Budget = 32000, changed_paths: ChangedPaths = None
+        task: Task,
+        roots: Roots,
+        client: Client,
+        budget: Budget = None,
+        changed_paths: ChangedPaths = None,
+        format: Format = "md",
     ) -> CallToolResult:
         """Rank the files and line ranges to read for a task, with reasons and byte sizes but
-        no source text. Cheap: call it first to see where the task lives and what budget a
-        pack needs, then call context_pack."""
+        no source text. Cheap (its text takes at most a quarter of the budget): call it first
+        to see where the task lives and what budget a pack needs, then call context_pack."""
         root, first = session.root(roots), session.first_index()
-        request = _request(root, task, budget, changed_paths, session)
-        doc = (await _call(lambda: build_plan(request()))).to_dict()
-        return _result(_first_note(first) + render_plan(doc), doc)
+        request = _request(root, task, budget or client.default_budget, changed_paths, session)
+        done = await _call(lambda: build_plan(request()))
+        if format == "json":
+            return _machine(done.plan.to_dict())
+        return _text(_first_note(first) + done.text)
 
     async def context_pack(
         task: Task,
         roots: Roots,
-        budget: Budget = 32000,
+        client: Client,
+        budget: Budget = None,
         changed_paths: ChangedPaths = None,
         format: Format = "md",
     ) -> CallToolResult:
-        """Return the exact lines to read first for a task, within a hard byte budget: each
-        excerpt with path, line range, SHA-256 hashes, a handle and the reasons it was chosen,
-        plus what was left out and why. Excerpts are byte-exact source; secrets and sensitive
-        files are never included."""
+        """Return the exact lines to read first for a task; the whole result stays within a
+        hard byte budget. Each excerpt comes with its path, line range, a handle (for
+        context_retrieve) and short reason codes explained once; what was left out is counted
+        by reason, with the next regions' handles. Excerpts are byte-exact source; secrets and
+        sensitive files are never included."""
         root, first = session.root(roots), session.first_index()
-        request = _request(root, task, budget, changed_paths, session)
-        doc = (await _call(lambda: build_pack(request()))).to_dict()
+        size = budget or client.default_budget
+        notes = [n for n in (_first_note(first).strip(), budget_note(client, size)) if n]
+        request = _request(root, task, size, changed_paths, session)
+        done = await _call(
+            lambda: build_pack(
+                request(),
+                retrieve="`context_retrieve` and a handle",
+                notes=notes,
+                limit=size - client.framing,
+            )
+        )
         if format == "json":
-            return _result(_first_note(first) + _pack_summary(doc), doc)
-        lean = {**doc, "items": [{k: v for k, v in i.items() if k != "text"} for i in doc["items"]]}
-        return _result(_first_note(first) + render_pack(doc), lean)
+            return _machine(done.pack.to_dict())
+        return _text(done.text)
 
-    async def context_retrieve(handles: Handles, roots: Roots) -> CallToolResult:
-        """Re-read excerpts by handle. A handle whose file changed comes back stale (with
-        where the same lines moved, when known), never as old text; paths outside the
-        repository or sensitive ones are refused."""
+    async def context_retrieve(
+        handles: Handles, roots: Roots, client: Client, budget: Budget = None
+    ) -> CallToolResult:
+        """Re-read excerpts by handle; any line range of a file a handle names may be asked
+        for. A handle whose file changed comes back stale (with where the same lines moved,
+        when known), never as old text; paths outside the repository or sensitive ones are
+        refused. Fresh text is returned whole within the budget, or named with its size."""
         root = session.root(roots)
         results = [
             r.to_dict()
             for r in await _call(lambda: get_excerpts(root, handles, cache_dir=session.cache_dir))
         ]
-        return _result(render_get(results), {"results": results})
+        size = (budget or client.default_budget) - client.framing
+        return _text(render_retrieved(results, size))
 
     async def index_status(roots: Roots) -> CallToolResult:
         """Refresh the repository's index (incrementally) and report what it holds: files,
@@ -258,16 +312,6 @@ def _request(
     )  # fmt: skip
 
 
-def _pack_summary(doc: dict[str, Any]) -> str:
-    lines = [
-        f"Pack {doc['pack_id']}: {len(doc['items'])} excerpts, {doc['budget']['used_bytes']} of"
-        f" {doc['budget']['bytes']} bytes, {len(doc['omitted'])} left out. The excerpts are in"
-        " the structured content.",
-    ]
-    lines += [f"{i['rank']}. {i['handle']}" for i in doc["items"]]
-    return "\n".join(lines) + "\n"
-
-
 class _ArgumentGate:
     """Refuse malformed tool arguments before the SDK sees them: unknown keys, wrong types,
     oversized values. The error names the fields only, never the values sent."""
@@ -301,12 +345,13 @@ def _strict(model: type[BaseModel]) -> type[BaseModel]:
 
 
 def build_server(repo: str | Path, cache_dir: Path | None = None) -> MCPServer:
-    """The MCP server for one repository.
-
-    Raises:
-        NotADirectoryFault: ``repo`` is not a readable directory.
-    """
-    session = _Session(resolve_root(repo), cache_dir)
+    """The MCP server for one repository. A repository that cannot be served still gives a
+    server, whose every tool call answers with the problem."""
+    try:
+        session = _Session(resolve_root(repo), cache_dir)
+    except ExcerptError as exc:
+        log.error("excerpt mcp: %s", exc.message)
+        session = _Session(None, cache_dir, problem=exc.message)
     tools: list[Tool] = []
     for fn in _tools(session):
         tool = Tool.from_function(

@@ -20,10 +20,10 @@ from excerpt.pack.handles import format_handle
 from excerpt.pack.model import Item, Omitted, Pack, Plan, PlanEntry
 from excerpt.pack.prepare import MAX_BUDGET, PackRequest, Prepared, prepare
 from excerpt.pack.regions import Region
-from excerpt.rank.score import Candidate, Reason
+from excerpt.rank.score import CHANGED_GAIN, Candidate, Reason
 from excerpt.risk import classify_path
 
-__all__ = ["PackRequest", "build_pack", "build_packs", "build_plan", "select"]
+__all__ = ["PackRequest", "build_pack", "build_packs", "build_plan", "remember", "select"]
 
 
 _REASON_FOR_SIGNAL = {
@@ -48,6 +48,8 @@ class _Piece:
     start: int
     end: int
     data: bytes
+    truncated: bool = False  # cut to whole lines around the focus to fit
+    joined: bool = False  # two excerpts of a file and the few lines between them
 
 
 def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan:
@@ -82,13 +84,19 @@ def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan
 
 
 def build_pack(request: PackRequest, progress: ProgressFn | None = None) -> Pack:
-    """A context pack for the task within ``request.budget`` bytes (SPEC §3).
+    """A pack whose excerpt text fits ``request.budget`` bytes (SPEC §3.2's selection).
+
+    What a model receives is bounded by ``excerpt.deliver``, which fits the whole rendering
+    into the budget; this is the selection beneath it.
 
     Raises:
         UsageError: bad budget, empty task, bad changed path or graph file.
         EnvironmentFault: the repository or cache cannot be used.
     """
-    return select(prepare(request, progress), request.task, request.budget)
+    prep = prepare(request, progress)
+    pack = select(prep, request.task, request.budget)
+    remember(prep, pack)
+    return pack
 
 
 def build_packs(
@@ -97,38 +105,130 @@ def build_packs(
     """The ranked candidates and one pack per budget, from a single preparation (one index
     refresh, one ranking): what a benchmark at several budgets needs."""
     prep = prepare(request, progress)
-    return list(prep.candidates), [select(prep, request.task, budget) for budget in budgets]
+    packs = [select(prep, request.task, budget) for budget in budgets]
+    return list(prep.candidates), packs
 
 
-def select(prep: Prepared, task: str, budget: int) -> Pack:
-    """Fill ``budget`` bytes from a prepared ranking."""
+def select(prep: Prepared, task: str, budget: int, hard_budget: int | None = None) -> Pack:
+    """Fill ``budget`` bytes of excerpt text from a prepared ranking. Pure: the handles are
+    remembered by ``remember`` once a pack is final.
+
+    ``hard_budget`` (default ``budget``) is the budget the pack reports: a surface that
+    fits its whole rendering into it selects with a smaller text budget.
+    """
     remaining = budget
-    items: list[Item] = []
+    chosen: list[_Piece] = []
     omitted = list(prep.omitted)
+    served: set[str] = set()  # excerpt hashes: the same text reached twice is served once
     for cand, region, _size in _ordered_regions(prep, budget):
         for piece in _pieces(prep, cand, region, omitted):
             size = len(piece.data)
+            digest = sha256_hex(piece.data)
+            if digest in served:
+                omitted.append(_omission(prep, piece, "duplicate"))
+                continue
+            if not _worth_serving(piece, whole=True):
+                omitted.append(_omission(prep, piece, "too_small"))
+                continue
             if size <= remaining:
-                items.append(_item(prep, piece, len(items) + 1, truncated=False))
+                chosen.append(piece)
+                served.add(digest)
                 remaining -= size
                 continue
             cut = _fragment(prep, piece, remaining)
-            if cut is not None:
-                items.append(_item(prep, cut, len(items) + 1, truncated=True))
+            if cut is not None and _worth_serving(cut, whole=False):
+                chosen.append(cut)
+                served.add(sha256_hex(cut.data))
                 remaining -= len(cut.data)
                 omitted.extend(_cut_away(prep, piece, cut))
             else:
-                omitted.append(_budget_omission(prep, piece))
-    _remember(prep, items)
+                omitted.append(_omission(prep, piece, "budget"))
+    joined, remaining = _join_neighbours(prep, _in_file_order(chosen), remaining)
+    covered = {(p.candidate.path, n) for p in joined for n in range(p.start, p.end + 1)}
+    omitted = [o for o in omitted if not _served(o, covered)]
+    items = [_item(prep, p, rank) for rank, p in enumerate(joined, start=1)]
     return Pack(
         task_sha256=sha256_hex(task.encode("utf-8", "surrogatepass")),
-        budget_bytes=budget,
+        budget_bytes=budget if hard_budget is None else hard_budget,
         items=tuple(items),
         omitted=_unique_omissions(omitted),
         warnings=tuple(_warnings(items)),
         graph=prep.graph,
         stats=_stats(prep),
     )
+
+
+def remember(prep: Prepared, pack: Pack) -> None:
+    """Record the pack's handles in the index, so a stale one can say where its lines
+    moved (``get``'s ``moved_to``)."""
+    _remember(prep, pack.items)
+
+
+_GAP_LINES = 3  # excerpts this close are served as one: one header, one fence, no gap
+
+
+def _join_neighbours(
+    prep: Prepared, pieces: list[_Piece], remaining: int
+) -> tuple[list[_Piece], int]:
+    """Excerpts of one file at most three lines apart become one, the lines between them
+    included when the budget allows and none is a secret: an agent reads one stretch, and a
+    header and fence less pays for the gap."""
+    out: list[_Piece] = []
+    for piece in pieces:
+        last = out[-1] if out else None
+        if last is None or last.candidate.path != piece.candidate.path:
+            out.append(piece)
+            continue
+        _, lines = prep.files[piece.candidate.path]
+        gap = range(last.end + 1, piece.start)
+        secret = any(
+            s <= n <= e for s, e in prep.secrets.get(piece.candidate.path, []) for n in gap
+        )
+        size = sum(len(lines[n - 1]) for n in gap)
+        if len(gap) > _GAP_LINES or secret or size > remaining:
+            out.append(piece)
+            continue
+        remaining -= size
+        strong = last if last.region.weight >= piece.region.weight else piece
+        out[-1] = _Piece(
+            piece.candidate, strong.region, last.start, piece.end,
+            b"".join(lines[last.start - 1 : piece.end]),
+            last.truncated or piece.truncated, joined=True,
+        )  # fmt: skip
+    return out, remaining
+
+
+def _served(entry: Omitted, covered: set[tuple[str, int]]) -> bool:
+    """A budget omission whose every line ended up served (in the gap of a join)."""
+    if entry.reason != "budget" or entry.start_line is None or entry.end_line is None:
+        return False
+    lines = range(entry.start_line, entry.end_line + 1)
+    return all((entry.path, n) in covered for n in lines)
+
+
+def _in_file_order(pieces: list[_Piece]) -> list[_Piece]:
+    """Files in the order they were first chosen, each file's excerpts in line order: an
+    agent reads a file top to bottom."""
+    first: dict[str, int] = {}
+    for n, piece in enumerate(pieces):
+        first.setdefault(piece.candidate.path, n)
+    return sorted(pieces, key=lambda p: (first[p.candidate.path], p.start))
+
+
+def _worth_serving(piece: _Piece, *, whole: bool) -> bool:
+    """One or two lines are served only as a pinned line or a whole definition: a cut
+    ``class Admin:`` or a sliver left between secret lines tells an agent nothing, and
+    blank lines alone tell it less."""
+    if not piece.data.strip():
+        return False
+    if piece.end - piece.start >= 2:
+        return True
+    pinned = any(
+        a.signal == "stack_frame" and piece.start <= a.start_line <= piece.end
+        for a in piece.candidate.anchors
+    )
+    exact = (piece.start, piece.end) == (piece.region.start_line, piece.region.end_line)
+    return pinned or (whole and exact and piece.region.kind in ("symbol", "file"))
 
 
 # -- selection -----------------------------------------------------------------------------
@@ -149,11 +249,28 @@ def _whole(prep: Prepared, rank: int, cand: Candidate, budget: int) -> list[Regi
     """The whole file as one region, for a top file small enough to serve entire."""
     if rank >= len(_WHOLE_SHARES) or not prep.regions[cand.path]:
         return None
+    if _is_changed(cand) and not _top_by_the_task(prep, cand):
+        # a changed file comes first because it changed: served whole only when the task's
+        # own words put it first too (in a handoff, the change is done; the rest is next)
+        return None
     _, lines = prep.files[cand.path]
     if not lines or sum(len(line) for line in lines) > budget * _WHOLE_SHARES[rank]:
         return None
     first = prep.regions[cand.path][0]
     return [Region(1, len(lines), "file", first.weight, first.focus, first.signal)]
+
+
+def _is_changed(cand: Candidate) -> bool:
+    return any(r.signal == "changed" for r in cand.reasons)
+
+
+def _top_by_the_task(prep: Prepared, cand: Candidate) -> bool:
+    """Whether ``cand`` ranks first on the task's evidence alone, its changed gain aside."""
+
+    def own(c: Candidate) -> float:
+        return c.score - (CHANGED_GAIN if _is_changed(c) else 0.0)
+
+    return all(own(cand) >= own(c) for c in prep.candidates)
 
 
 def _ordered_regions(prep: Prepared, budget: int) -> list[tuple[Candidate, Region, int]]:
@@ -248,11 +365,12 @@ def _fragment(prep: Prepared, piece: _Piece, remaining: int) -> _Piece | None:
                     grew = True
         if not grew:
             break
-    return _Piece(piece.candidate, piece.region, lo, hi, b"".join(lines[lo - 1 : hi]))
+    return _Piece(piece.candidate, piece.region, lo, hi, b"".join(lines[lo - 1 : hi]), True)
 
 
 def _cut_away(prep: Prepared, piece: _Piece, cut: _Piece) -> list[Omitted]:
-    _, lines = prep.files[piece.candidate.path]
+    content, lines = prep.files[piece.candidate.path]
+    sha = content.sha256
     out = []
     for lo, hi in ((piece.start, cut.start - 1), (cut.end + 1, piece.end)):
         if lo <= hi:
@@ -265,16 +383,18 @@ def _cut_away(prep: Prepared, piece: _Piece, cut: _Piece) -> list[Omitted]:
                     bytes_needed=size,
                     start_line=lo,
                     end_line=hi,
+                    handle=format_handle(piece.candidate.path, lo, hi, sha),
                 )
             )
     return out
 
 
-def _budget_omission(prep: Prepared, piece: _Piece) -> Omitted:
+def _omission(prep: Prepared, piece: _Piece, reason: str) -> Omitted:
+    path = piece.candidate.path
     return Omitted(
-        path=piece.candidate.path, reason="budget",
-        score=_region_score(piece.candidate, piece.region),
+        path=path, reason=reason, score=_region_score(piece.candidate, piece.region),
         bytes_needed=len(piece.data), start_line=piece.start, end_line=piece.end,
+        handle=format_handle(path, piece.start, piece.end, prep.files[path][0].sha256),
     )  # fmt: skip
 
 
@@ -289,13 +409,16 @@ def _reasons(cand: Candidate, region: Region) -> tuple[Reason, ...]:
     return (*cand.reasons, lines, *risk)
 
 
-def _item(prep: Prepared, piece: _Piece, rank: int, *, truncated: bool) -> Item:
+def _item(prep: Prepared, piece: _Piece, rank: int) -> Item:
     content, lines = prep.files[piece.candidate.path]
     exact = (piece.start, piece.end) == (piece.region.start_line, piece.region.end_line)
+    truncated = piece.truncated
     if truncated:
         kind = "fragment"
     elif piece.start == 1 and piece.end == len(lines):
         kind = "file"
+    elif piece.joined:
+        kind = "window"
     elif exact and piece.region.kind != "file":
         kind = piece.region.kind
     else:  # a region split around secret lines

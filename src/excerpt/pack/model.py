@@ -65,12 +65,14 @@ class Omitted:
     bytes_needed: int | None = None
     start_line: int | None = None
     end_line: int | None = None
+    duplicate_of: str | None = None  # reason ``duplicate``: the path served in its place
+    handle: str | None = None  # a region left out of a readable file: ask for it by handle
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "reason": self.reason}
         if self.reason == "sensitive":
             return out
-        for key in ("score", "bytes_needed", "start_line", "end_line"):
+        for key in ("score", "bytes_needed", "start_line", "end_line", "duplicate_of", "handle"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -89,6 +91,9 @@ class Pack:
     warnings: tuple[dict[str, Any], ...] = ()
     graph: dict[str, Any] | None = None
     stats: dict[str, Any] = field(default_factory=dict)
+    # the model-facing rendering (``excerpt.deliver``): its UTF-8 size and o200k tokens
+    rendered_bytes: int | None = None
+    tokens: int | None = None
 
     @property
     def used_bytes(self) -> int:
@@ -97,12 +102,24 @@ class Pack:
     def __post_init__(self) -> None:
         if self.used_bytes > self.budget_bytes:
             raise ValueError("used_bytes exceeds the budget")
+        if self.rendered_bytes is not None and not (
+            self.used_bytes <= self.rendered_bytes <= self.budget_bytes
+        ):
+            raise ValueError("the rendering must hold the excerpts and fit the budget")
+
+    def budget_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"bytes": self.budget_bytes, "used_bytes": self.used_bytes}
+        if self.rendered_bytes is not None:
+            out["rendered_bytes"] = self.rendered_bytes
+        if self.tokens is not None:
+            out["tokens"] = {"o200k": self.tokens}
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {
             "schema": PACK_SCHEMA,
             "task_sha256": self.task_sha256,
-            "budget": {"bytes": self.budget_bytes, "used_bytes": self.used_bytes},
+            "budget": self.budget_dict(),
             "items": [item.to_dict() for item in self.items],
             "omitted": [o.to_dict() for o in self.omitted],
             "warnings": list(self.warnings),

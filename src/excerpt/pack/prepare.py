@@ -141,10 +141,18 @@ def _read_candidates(prep: Prepared, view: IndexView) -> None:
         symbols.setdefault(sym.path, []).append(sym)
     weights = _term_weights(prep.task, view)
     kept: list[Candidate] = []
+    first_with: dict[str, str] = {}  # content hash -> the first ranked path holding it
     for cand in prep.candidates:
         content = read_file(prep.root, cand.path, Limits())
         if isinstance(content, Omission):
             prep.omitted.append(Omitted(path=cand.path, reason=content.reason, score=cand.score))
+            continue
+        if content.data and first_with.setdefault(content.sha256, cand.path) != cand.path:
+            # a symlink or a copy of a file ranked above: its lines are already on offer
+            same = first_with[content.sha256]
+            prep.omitted.append(
+                Omitted(path=cand.path, reason="duplicate", score=cand.score, duplicate_of=same)
+            )
             continue
         if content.binary or content.encoding not in ("utf-8", "utf-8-sig"):
             reason = "binary" if content.binary else "not_utf8"

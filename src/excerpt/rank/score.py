@@ -21,7 +21,7 @@ from excerpt.index.view import FileInfo, IndexView
 from excerpt.rank.task import Task
 from excerpt.risk import concepts_from_query
 
-__all__ = ["SIGNALS", "Anchor", "Candidate", "Reason", "rank_files"]
+__all__ = ["CHANGED_GAIN", "SIGNALS", "Anchor", "Candidate", "Reason", "rank_files"]
 
 SIGNALS = ("lexical", "path", "stack_frame", "defines", "graph", "demoted")
 
@@ -35,6 +35,7 @@ _MAX_QUERY_TERMS = 64
 _SEEDS = 6
 _GRAPH_FLOOR_RANK = 8
 _TIER_CHANGED, _TIER_PINNED = 3, 2
+CHANGED_GAIN = 4.0  # a changed path's score gain (its tier puts it first anyway)
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,7 +313,7 @@ def _changed(changed: Sequence[str], files: dict[str, FileInfo], acc: dict[str, 
     for path in changed:
         if path in files:
             acc[path].add(
-                4.0,
+                CHANGED_GAIN,
                 Reason("changed", "changed in the working tree or named as changed"),
                 _TIER_CHANGED,
             )

@@ -8,7 +8,7 @@ from typing import Any
 
 from excerpt.index.build import IndexReport
 
-__all__ = ["escape_controls", "render_index", "to_json"]
+__all__ = ["compact_json", "escape_controls", "render_index", "to_json"]
 
 _CONTROLS = re.compile(
     r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b-\u200f\ud800-\udfff]"
@@ -30,6 +30,12 @@ def to_json(obj: Any) -> str:
     escapes, so the output is always valid UTF-8.
     """
     text = json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def compact_json(obj: Any) -> str:
+    """Canonical compact JSON (sorted keys, no spaces), lone surrogates escaped."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -1,0 +1,200 @@
+"""What the model receives: packs, plans and retrievals whose whole rendering fits the budget.
+
+In: a ``PackRequest`` (its ``budget`` bounds the rendered text, headers, handles, reasons
+and the left-out summary included) or retrieved excerpts. Out: the Markdown a client
+forwards, and the record it renders with its true size (``rendered_bytes``) and exact o200k
+token count. The excerpts are selected with a smaller text budget until the rendering fits;
+the figures the text states about itself are settled until they are true. Writes only the
+handles of a final pack to the cache.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from excerpt.core.tokens import o200k_count
+from excerpt.errors import UsageError
+from excerpt.index.build import ProgressFn
+from excerpt.pack.build import build_plan as _build_plan
+from excerpt.pack.build import remember, select
+from excerpt.pack.model import Pack, Plan
+from excerpt.pack.prepare import PackRequest, Prepared, prepare
+from excerpt.rank.score import Candidate
+from excerpt.render.packs import (
+    Figures,
+    render_pack_md,
+    render_plan_md,
+    render_retrieved_md,
+)
+
+__all__ = [
+    "MIN_BUDGET",
+    "PLAN_SHARE",
+    "Delivered",
+    "DeliveredPlan",
+    "build_pack",
+    "build_packs",
+    "build_plan",
+    "fit_pack",
+    "render_retrieved",
+]
+
+MIN_BUDGET = 300  # bytes: the smallest result that still says what was left out and why
+PLAN_SHARE = 0.25  # a plan's text takes at most this share of the budget: it is the cheap call
+_FIT_ROUNDS = 12
+_SETTLE_ROUNDS = 8
+_NEAR = 0.02  # a rendering within 2% of the limit is full enough
+# From this room on, excerpts make room for the guide, the legend and the next regions;
+# below it those give way first (a 2,000-byte pack is better spent on source).
+_FULL_FROM = 4000
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    """A pack and its Markdown, the text a client forwards to the model."""
+
+    pack: Pack
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveredPlan:
+    plan: Plan
+    text: str
+
+
+def build_pack(
+    request: PackRequest,
+    progress: ProgressFn | None = None,
+    *,
+    retrieve: str = "`excerpt get HANDLE`",
+    notes: Sequence[str] = (),
+    limit: int | None = None,
+) -> Delivered:
+    """A context pack whose whole Markdown rendering is at most ``request.budget`` bytes
+    (or ``limit``, when a client's own framing needs room), and that rendering.
+
+    Raises:
+        UsageError: bad budget (below ``MIN_BUDGET``), empty task, bad changed path or graph.
+        EnvironmentFault: the repository or cache cannot be used.
+    """
+    _check_budget(request.budget)
+    prep = prepare(request, progress)
+    delivered = fit_pack(
+        prep, request.task, request.budget, retrieve=retrieve, notes=notes, limit=limit
+    )
+    remember(prep, delivered.pack)
+    return delivered
+
+
+def fit_pack(
+    prep: Prepared,
+    task: str,
+    budget: int,
+    *,
+    retrieve: str = "`excerpt get HANDLE`",
+    notes: Sequence[str] = (),
+    limit: int | None = None,
+) -> Delivered:
+    """Select from a prepared ranking the most excerpt text whose rendering fits.
+
+    Raises:
+        UsageError: not even an empty pack's rendering fits.
+    """
+    room = budget if limit is None else min(limit, budget)
+
+    def draft(pack: Pack, figures: Figures, trim: bool = True) -> str:
+        return render_pack_md(
+            pack.to_dict(), figures, limit=room, retrieve=retrieve, notes=notes, trim=trim
+        )
+
+    # Fitting measures the full rendering (guide, legend, next regions): excerpts make room
+    # for them. Figures as wide as the room are never narrower than the settled ones.
+    widest = Figures(room, room)
+    best: Pack | None = None
+    text_budget, tried = room, set()
+    for _ in range(_FIT_ROUNDS):
+        if text_budget in tried:
+            break
+        tried.add(text_budget)
+        pack = select(prep, task, text_budget, budget)
+        size = len(draft(pack, widest, trim=room < _FULL_FROM).encode("utf-8"))
+        if size > room:
+            text_budget = max(0, min(text_budget, pack.used_bytes) - (size - room))
+            continue
+        if best is None or pack.used_bytes > best.used_bytes:
+            best = pack
+        if room - size <= room * _NEAR or text_budget >= room:
+            break
+        text_budget = min(room, text_budget + (room - size))
+    if best is None:  # a tight budget: no excerpt, and the optional parts give way
+        best = select(prep, task, 0, budget)
+        if len(draft(best, widest).encode("utf-8")) > room:
+            raise UsageError(f"--budget must be at least {MIN_BUDGET} bytes")
+    final = best
+    text, figures = _settle(lambda f: draft(final, f))
+    pack = replace(final, rendered_bytes=figures.rendered_bytes, tokens=figures.tokens)
+    return Delivered(pack=pack, text=text)
+
+
+def build_packs(
+    request: PackRequest, budgets: Sequence[int], progress: ProgressFn | None = None
+) -> tuple[list[Candidate], list[Delivered]]:
+    """The ranked candidates and one delivered pack per budget, from a single preparation
+    (one index refresh, one ranking): what a benchmark at several budgets needs."""
+    for budget in budgets:
+        _check_budget(budget)
+    prep = prepare(request, progress)
+    return list(prep.candidates), [fit_pack(prep, request.task, b) for b in budgets]
+
+
+def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> DeliveredPlan:
+    """The plan, and its Markdown within ``PLAN_SHARE`` of the budget.
+
+    Raises:
+        UsageError, EnvironmentFault: as ``build_pack``.
+    """
+    _check_budget(request.budget)
+    plan = _build_plan(request, progress)
+    limit = max(1, math.floor(request.budget * PLAN_SHARE))
+    return DeliveredPlan(plan=plan, text=render_plan_md(plan.to_dict(), limit=limit))
+
+
+def render_retrieved(results: Sequence[Mapping[str, Any]], budget: int) -> str:
+    """Retrieved excerpts as Markdown within ``budget`` bytes (whole excerpts or none)."""
+    return render_retrieved_md(results, limit=budget)
+
+
+def _check_budget(budget: int) -> None:
+    if budget < MIN_BUDGET:
+        raise UsageError(
+            f"--budget must be at least {MIN_BUDGET} bytes: the result itself (headers,"
+            " handles, what was left out) needs room"
+        )
+
+
+def _settle(render: Callable[[Figures], str]) -> tuple[str, Figures]:
+    """The text and the figures it states, once they agree: a text that says how long it is
+    changes its length by saying so. When the token count keeps moving with its own digits,
+    the largest count seen is stated as an upper bound."""
+    claim = Figures(0, 0)
+    seen: list[int] = []
+    for _ in range(_SETTLE_ROUNDS):
+        text = render(claim)
+        actual = Figures(len(text.encode("utf-8")), o200k_count(text))
+        if actual == claim:
+            return text, actual
+        seen.append(actual.tokens)
+        claim = actual
+    bound = max(seen) + 4
+    claim = Figures(claim.rendered_bytes, bound, tokens_at_most=True)
+    for _ in range(_SETTLE_ROUNDS):
+        text = render(claim)
+        size = len(text.encode("utf-8"))
+        if size == claim.rendered_bytes and o200k_count(text) <= bound:
+            return text, claim
+        claim = Figures(size, bound, tokens_at_most=True)
+    raise RuntimeError("the rendering's figures did not settle")  # pragma: no cover

@@ -2,7 +2,8 @@
 
 Usage: python verify_pack.py PACK.json [--repo DIR]   (exit 0: verified, 1: not)
 Checks every item's source_sha256, line range, excerpt_sha256, bytes and text, the budget's
-used_bytes, and pack_id (sha256 of the canonical JSON of every other field).
+used_bytes (and used_bytes <= rendered_bytes <= bytes), and pack_id (sha256 of the
+canonical JSON of every other field).
 """
 
 import hashlib
@@ -44,6 +45,9 @@ def problems(pack, repo):
         used += item["bytes"]
     if used != pack["budget"]["used_bytes"] or used > pack["budget"]["bytes"]:
         yield f"used_bytes {pack['budget']['used_bytes']} is not the sum {used} within budget"
+    rendered = pack["budget"].get("rendered_bytes")
+    if rendered is not None and not used <= rendered <= pack["budget"]["bytes"]:
+        yield f"rendered_bytes {rendered} is not between used_bytes and the budget"
 
 
 def main(argv):

@@ -47,9 +47,9 @@ PLAN_SHARE = 0.25  # a plan's text takes at most this share of the budget: it is
 _FIT_ROUNDS = 12
 _SETTLE_ROUNDS = 8
 _NEAR = 0.02  # a rendering within 2% of the limit is full enough
-# From this room on, excerpts make room for the guide, the legend and the next regions;
+# From this room on, excerpts make room for the legend and the next regions;
 # below it those give way first (a 2,000-byte pack is better spent on source).
-_FULL_FROM = 4000
+_FULL_FROM = 3000
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,8 @@ A client decides what of a tool result reaches the model. Claude Code and Codex 
 forward ``structuredContent`` instead of ``content`` when a result has both, so the
 model-facing tools return their Markdown as ``content`` alone; and both cut or set aside a
 result past a size of their own, so the default budget is the one each passes on whole.
-The client is known from ``initialize``'s ``clientInfo.name``.
+The client is known from its ``clientInfo.name``: sent in ``initialize`` (Codex) or, on the
+2026-07-28 protocol, in each request's ``_meta`` (Claude Code).
 """
 
 from __future__ import annotations
@@ -35,12 +36,12 @@ _CODEX = ClientProfile(
     framing=48,
     knob="tool_output_token_limit in ~/.codex/config.toml",
 )
-# Claude Code 2.1 flags a result past about 10,000 tokens (characters / 4) as large and
-# saves one past MAX_MCP_OUTPUT_TOKENS (default 25,000) to a file instead of passing it on.
+# Claude Code 2.1 passes a result of up to 50,000 characters; past that it saves it to a file
+# and passes a 2 KB preview, and past MAX_MCP_OUTPUT_TOKENS (default 25,000) only an error.
 _CLAUDE = ClientProfile(
     label="Claude Code",
     default_budget=DEFAULT_BUDGET,
-    passes=40_000,
+    passes=50_000,
     framing=0,
     knob="the MAX_MCP_OUTPUT_TOKENS environment variable of Claude Code",
 )

@@ -75,12 +75,18 @@ def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan
             )
         )
     firsts = [e.bytes for e in entries[:12]]
-    suggested = min(MAX_BUDGET, math.ceil(sum(firsts) * 1.1 / 1000.0) * 1000)
+    # the source of the first twelve regions, and what a rendering adds: a header, a handle
+    # and a fence for each, the pack's own head and left-out summary once
+    rendered = sum(firsts) * 1.1 + _PER_EXCERPT * len(firsts) + _PER_PACK
+    suggested = min(MAX_BUDGET, math.ceil(rendered / 1000.0) * 1000)
     return Plan(
         candidates=tuple(entries),
         suggested_budget=max(suggested, 1000),
         omitted=_unique_omissions(prep.omitted),
     )
+
+
+_PER_EXCERPT, _PER_PACK = 150, 700  # about: Markdown per excerpt, and per pack
 
 
 def build_pack(request: PackRequest, progress: ProgressFn | None = None) -> Pack:

@@ -6,7 +6,7 @@ codes with a legend printed once; the left-out list is summarised (counts by rea
 the next regions by rank with their handles), the full list staying in the JSON forms.
 
 Every renderer takes a ``limit`` in bytes: optional parts (the legend, the next regions,
-the guide, the notes) are dropped or shortened to stay within it, and what cannot be dropped is
+the notes) are dropped or shortened to stay within it, and what cannot be dropped is
 reported so the caller can select less. ``Figures`` are the sizes the text states about
 itself; ``excerpt.deliver`` finds the figures that make the statement true.
 """
@@ -252,8 +252,9 @@ def render_pack_md(
         nexts = ["Next by rank:", *shown] if shown else []
         return [head[0], *notes_, head[1], *guide_, *legend_, *body, *tail, *nexts]
 
-    # what gives way, in order: the legend, the next regions one by one, the guide, notes
-    for drop in (legend_, shown, guide_, notes_):
+    # what gives way, in order: the legend, the next regions one by one, notes (the guide,
+    # how to ask for more, stays)
+    for drop in (legend_, shown, notes_):
         while trim and drop and _size(assemble()) > limit:
             drop.pop()
     return "\n".join(assemble()) + "\n"

@@ -1,0 +1,273 @@
+"""What the model receives (SPEC §2.1, §3.1): the whole result within the budget, on every
+surface, with its true size and token count; compact metadata; client-aware defaults; a
+server on a bad repository that keeps answering.
+
+The MCP checks run the server in process through the SDK's client (a real session, no
+subprocess), declaring the client names Claude Code and Codex send in ``initialize``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.types import CallToolResult, Implementation
+
+import excerpt.deliver as deliver
+from conftest import git_commit_all, write_tree
+from excerpt.core.tokens import o200k_count
+from excerpt.errors import UsageError
+from excerpt.mcp import build_server
+from excerpt.pack import PackRequest, get_excerpts
+from test_pack import FIXTURES, TASKS
+
+T = TypeVar("T")
+HANDLE = re.compile(r"`([^`\s]+#L\d+-L\d+@[0-9a-f]{16})`")
+CASES = [(name, task) for name, tasks in TASKS.items() for task in tasks]
+
+
+@pytest.fixture(scope="module")
+def fixtures(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Path], Path]:
+    """The pack tests' fixture repositories, committed, and one cache for all of them."""
+    base = tmp_path_factory.mktemp("delivery")
+    repos = {}
+    for name, files in FIXTURES.items():
+        repos[name] = write_tree(base / name, files)
+        git_commit_all(repos[name])
+    return repos, base / "cache"
+
+
+def request(repo: Path, task: str, budget: int, cache: Path) -> PackRequest:
+    return PackRequest(repo=repo, task=task, budget=budget, cache_dir=cache)
+
+
+def size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+# -- the budget bounds the whole rendering -----------------------------------------------------
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budget=st.integers(500, 200_000), case=st.sampled_from(CASES))
+def test_the_whole_markdown_plan_and_retrieval_fit_the_budget_and_state_their_true_size(
+    fixtures: tuple[dict[str, Path], Path], budget: int, case: tuple[str, str]
+) -> None:
+    repos, cache = fixtures
+    name, task = case
+    done = deliver.build_pack(request(repos[name], task, budget, cache))
+    text, pack = done.text, done.pack.to_dict()
+    assert size(text) <= budget
+    assert pack["budget"]["used_bytes"] <= pack["budget"]["rendered_bytes"] == size(text)
+    assert pack["budget"]["tokens"] == {"o200k": o200k_count(text)}
+    stated = f"this text {size(text):,} bytes, {o200k_count(text):,} o200k tokens."
+    assert stated in text
+    for item in pack["items"]:
+        assert item["text"] in text  # every excerpt's source, once, whole
+    plan = deliver.build_plan(request(repos[name], task, budget, cache))
+    assert size(plan.text) <= budget * deliver.PLAN_SHARE
+    handles = [i["handle"] for i in pack["items"]]
+    retrieved = [r.to_dict() for r in get_excerpts(repos[name], handles, cache_dir=cache)]
+    assert size(deliver.render_retrieved(retrieved, budget)) <= budget
+
+
+def test_a_budget_under_the_floor_is_refused_with_the_floor(
+    fixtures: tuple[dict[str, Path], Path],
+) -> None:
+    repos, cache = fixtures
+    with pytest.raises(UsageError, match=f"at least {deliver.MIN_BUDGET} bytes"):
+        deliver.build_pack(request(repos["py_shop"], "refund", deliver.MIN_BUDGET - 1, cache))
+
+
+@pytest.mark.parametrize("budget", [300, 500, 800])
+def test_at_the_smallest_budgets_the_result_still_fits_and_names_what_was_left_out(
+    fixtures: tuple[dict[str, Path], Path], budget: int
+) -> None:
+    repos, cache = fixtures
+    done = deliver.build_pack(
+        request(repos["py_shop"], "fix the refund webhook retry", budget, cache)
+    )
+    assert size(done.text) <= budget
+    assert done.text.startswith("# Context pack: ")
+    assert "## Left out: " in done.text
+
+
+# -- compact, ordered, deduplicated ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("budget", [1_000, 4_000, 32_000])
+@pytest.mark.parametrize(("name", "task"), CASES)
+def test_excerpts_of_a_file_are_together_in_line_order_and_no_sliver_is_served(
+    fixtures: tuple[dict[str, Path], Path], name: str, task: str, budget: int
+) -> None:
+    repos, cache = fixtures
+    items = deliver.build_pack(request(repos[name], task, budget, cache)).pack.to_dict()["items"]
+    paths = [i["path"] for i in items]
+    assert paths == sorted(paths, key=paths.index)  # one run per file
+    for path in set(paths):
+        starts = [i["start_line"] for i in items if i["path"] == path]
+        assert starts == sorted(starts)
+    for item in items:
+        lines = item["end_line"] - item["start_line"] + 1
+        if lines <= 2:
+            pinned = any(r["signal"] == "stack_frame" for r in item["reasons"])
+            assert pinned or (item["kind"] in ("symbol", "file") and not item["truncated"]), item
+        assert item["text"].strip(), item  # never only blank lines
+
+
+def test_each_reason_code_is_explained_once_and_a_file_states_its_codes_once(
+    fixtures: tuple[dict[str, Path], Path],
+) -> None:
+    repos, cache = fixtures
+    task = "RefundService.refund double counts partial refunds"
+    text = deliver.build_pack(request(repos["py_shop"], task, 32_000, cache)).text
+    legend = next(line for line in text.splitlines() if line.startswith("Why: "))
+    codes = dict(part.split(" = ", 1) for part in legend.removeprefix("Why: ").split("; "))
+    headers = [line for line in text.splitlines() if re.match(r"## \d+\. `", line)]
+    assert headers
+    used: set[str] = set()
+    for header in headers:
+        why = header.partition(" · ")[2]
+        while re.search(r"\([^()]*\)", why):  # specifics may hold parentheses of their own
+            why = re.sub(r"\([^()]*\)", "", why)
+        used.update(why.split())
+    assert used <= set(codes), (used, codes)
+    assert text.count("BM25") == 1  # the long explanation is not repeated per excerpt
+
+
+def test_the_same_content_reached_twice_is_served_once(
+    make_repo: Callable[..., Path], cache_dir: Path
+) -> None:
+    body = "def settle_invoice(invoice):\n    return invoice.total - invoice.paid\n"
+    repo = make_repo({"billing/settle.py": body, "legacy/settle_copy.py": body}, name="dupes")
+    os.symlink("../billing/settle.py", repo / "legacy" / "settle_link.py")
+    done = deliver.build_pack(
+        request(repo, "settle_invoice returns a negative total", 8000, cache_dir)
+    )
+    pack = done.pack.to_dict()
+    served = [i["path"] for i in pack["items"] if "settle_invoice" in i["text"]]
+    assert len(served) == 1
+    duplicates = {o["path"]: o for o in pack["omitted"] if o["reason"] == "duplicate"}
+    others = {"billing/settle.py", "legacy/settle_copy.py", "legacy/settle_link.py"} - set(served)
+    assert set(duplicates) == others
+    assert all(o["duplicate_of"] == served[0] for o in duplicates.values())
+    assert done.text.count("return invoice.total - invoice.paid") == 1
+
+
+# -- the MCP server, in process ------------------------------------------------------------------
+
+
+def session(
+    repo: Path | str, cache: Path, client: str | None, body: Callable[[Client], Awaitable[T]]
+) -> T:
+    info = Implementation(name=client, version="0") if client else None
+
+    async def go() -> T:
+        with anyio.fail_after(60):
+            async with Client(build_server(repo, cache), client_info=info, mode="legacy") as c:
+                return await body(c)
+
+    return anyio.run(go)
+
+
+def text_of(result: CallToolResult) -> str:
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    return str(result.content[0].text)
+
+
+CLIENTS = [
+    pytest.param("claude-code", 32_000, 0, id="claude-code"),
+    pytest.param("codex-mcp-client", 11_000, 48, id="codex"),
+    pytest.param(None, 32_000, 0, id="other"),
+]
+
+
+@pytest.mark.parametrize(("client", "default", "framing"), CLIENTS)
+@pytest.mark.parametrize("budget", [None, 500, 4_000, 40_000, 200_000])
+def test_model_facing_tools_send_markdown_only_within_the_budget_the_client_passes_on(
+    fixtures: tuple[dict[str, Path], Path],
+    client: str | None,
+    default: int,
+    framing: int,
+    budget: int | None,
+) -> None:
+    repos, cache = fixtures
+    repo, task = repos["py_shop"], "fix the refund webhook retry"
+    asked = {"budget": budget} if budget else {}
+    limit = (budget or default) - framing
+
+    async def body(c: Client) -> list[CallToolResult]:
+        pack = await c.call_tool("context_pack", {"task": task, **asked})
+        plan = await c.call_tool("context_plan", {"task": task, **asked})
+        machine = await c.call_tool("context_pack", {"task": task, "format": "json", **asked})
+        handles = HANDLE.findall(text_of(pack))
+        got = await c.call_tool("context_retrieve", {"handles": handles[:20], **asked})
+        return [pack, plan, machine, got]
+
+    pack, plan, machine, got = session(repo, cache, client, body)
+    for result in (pack, plan, got):
+        assert result.is_error is not True, text_of(result)
+        # no structured content: Claude Code and Codex would forward it instead of the text
+        assert result.structured_content is None
+    assert size(text_of(pack)) <= limit
+    assert size(text_of(plan)) <= (budget or default) * deliver.PLAN_SHARE + 60  # + first note
+    assert size(text_of(got)) <= limit
+    assert "(fresh)" in text_of(got)
+    assert machine.structured_content is not None
+    assert machine.structured_content["budget"]["bytes"] == (budget or default)
+    assert "`context_retrieve`" in text_of(pack) or size(text_of(pack)) < 1000
+    warned = "passes about" in text_of(pack)
+    assert warned == (client is not None and (budget or default) + framing > {
+        "claude-code": 50_000, "codex-mcp-client": 12_000}[client])  # fmt: skip
+
+
+def test_a_server_on_a_missing_repository_answers_every_call_with_the_problem(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "no-such-repo"
+
+    async def body(c: Client) -> list[CallToolResult]:
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("context_pack", {"task": "fix it"}),
+            ("context_plan", {"task": "fix it"}),
+            ("context_retrieve", {"handles": [f"a.py#L1-L1@{'0' * 16}"]}),
+            ("index_status", {}),
+            ("harness_infer", {}),
+        ]
+        return [await c.call_tool(name, args) for name, args in calls]
+
+    for result in session(missing, tmp_path / "cache", "claude-code", body):
+        assert result.is_error is True
+        message = text_of(result)
+        assert "repository not found" in message and "--repo" in message
+        assert "\n" not in message.strip() and "Traceback" not in message
+
+
+def test_excerpt_mcp_on_a_bad_repo_starts_and_refuses_calls_instead_of_exiting(
+    tmp_path: Path,
+) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "excerpt", "mcp", "--repo", str(tmp_path / "missing")],
+        env={**os.environ, "EXCERPT_CACHE_DIR": str(tmp_path / "cache")},
+    )
+
+    async def go() -> tuple[list[str], CallToolResult]:
+        with anyio.fail_after(60):
+            async with Client(params) as c:
+                tools = [t.name for t in (await c.list_tools()).tools]
+                return tools, await c.call_tool("context_pack", {"task": "fix it"})
+
+    tools, result = anyio.run(go)
+    assert "context_pack" in tools
+    assert result.is_error is True and "repository not found" in text_of(result)

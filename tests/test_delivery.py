@@ -8,6 +8,7 @@ subprocess), declaring the client names Claude Code and Codex send in ``initiali
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -25,6 +26,7 @@ from mcp.types import CallToolResult, Implementation
 
 import excerpt.deliver as deliver
 from conftest import git_commit_all, write_tree
+from excerpt.cli import main
 from excerpt.core.tokens import o200k_count
 from excerpt.errors import UsageError
 from excerpt.mcp import build_server
@@ -271,3 +273,20 @@ def test_excerpt_mcp_on_a_bad_repo_starts_and_refuses_calls_instead_of_exiting(
     tools, result = anyio.run(go)
     assert "context_pack" in tools
     assert result.is_error is True and "repository not found" in text_of(result)
+
+
+def test_mcp_check_reports_a_serving_server_and_names_a_bad_repository(
+    fixtures: tuple[dict[str, Path], Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repos, _ = fixtures
+    assert main(["mcp", "--repo", str(repos["go_svc"]), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("excerpt mcp serves 6 tools on ") and "context_pack" in out
+    missing = str(tmp_path / "missing")
+    assert main(["mcp", "--repo", missing, "--check"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("Error: excerpt cannot serve this repository: repository not found")
+    assert main(["mcp", "--repo", missing, "--check", "--json"]) == 3
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and "repository not found" in report["problem"]
+    assert "context_pack" in report["tools"]

@@ -6,6 +6,6 @@ JSON-RPC is written to stdout; logs go to stderr; repository text appears only i
 fields, never in tool descriptions or error messages.
 """
 
-from excerpt.mcp.server import build_server, serve
+from excerpt.mcp.server import build_server, check_server, serve
 
-__all__ = ["build_server", "serve"]
+__all__ = ["build_server", "check_server", "serve"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +32,7 @@ from excerpt.render.markdown import render_harness, render_risk
 from excerpt.render.text import compact_json, render_index
 from excerpt.risk import risk_report
 
-__all__ = ["build_server", "serve"]
+__all__ = ["build_server", "check_server", "serve"]
 
 log = logging.getLogger("excerpt.mcp")
 T = TypeVar("T")
@@ -350,7 +351,6 @@ def build_server(repo: str | Path, cache_dir: Path | None = None) -> MCPServer:
     try:
         session = _Session(resolve_root(repo), cache_dir)
     except ExcerptError as exc:
-        log.error("excerpt mcp: %s", exc.message)
         session = _Session(None, cache_dir, problem=exc.message)
     tools: list[Tool] = []
     for fn in _tools(session):
@@ -363,22 +363,49 @@ def build_server(repo: str | Path, cache_dir: Path | None = None) -> MCPServer:
         tool.parameters["additionalProperties"] = False
         tools.append(tool)
     gate = _ArgumentGate({t.name: _strict(t.fn_metadata.arg_model) for t in tools})
+    instructions = (
+        "excerpt finds the exact lines to read first for a task in this repository. Call "
+        "context_plan to see ranked files and a suggested budget, context_pack to get the "
+        "excerpts, and context_retrieve with a handle to re-read lines later (stale text is "
+        "refused)."
+    )
+    if session.problem:
+        instructions = f"excerpt cannot serve this repository: {session.problem}. " + instructions
     return MCPServer(
         name="excerpt",
         version=__version__,
-        instructions=(
-            "excerpt finds the exact lines to read first for a task in this repository. Call "
-            "context_plan to see ranked files and a suggested budget, context_pack to get the "
-            "excerpts, and context_retrieve with a handle to re-read lines later (stale text is "
-            "refused)."
-        ),
+        instructions=instructions,
         tools=tools,
         middleware=[gate],
         log_level="WARNING",
     )
 
 
+def check_server(repo: str | Path, cache_dir: Path | None = None) -> dict[str, Any]:
+    """Start the server as a client would (in process) and report whether it serves: its
+    tools, and the repository indexed through ``index_status``, or the problem."""
+    from mcp import Client  # the client half of the SDK is needed only here
+
+    async def go() -> dict[str, Any]:
+        async with Client(build_server(repo, cache_dir)) as client:
+            tools = sorted(t.name for t in (await client.list_tools()).tools)
+            status = await client.call_tool("index_status", {})
+            text = "".join(c.text for c in status.content if isinstance(c, TextContent))
+            report: dict[str, Any] = {"ok": status.is_error is not True, "tools": tools}
+            if status.is_error:  # the SDK's "Error executing tool …: " prefix is not ours
+                report["problem"] = re.sub(r"^Error executing tool \w+: ", "", text.strip())
+            else:
+                report["index"] = status.structured_content
+            return report
+
+    return anyio.run(go)
+
+
 def serve(repo: str | Path, cache_dir: Path | None = None) -> None:
     """Serve over stdio until the client closes the connection."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
+    try:
+        resolve_root(repo)
+    except ExcerptError as exc:  # a client shows a server's stderr in its logs
+        log.error("cannot serve the repository (every tool call will say so): %s", exc.message)
     build_server(repo, cache_dir).run("stdio")

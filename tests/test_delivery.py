@@ -222,7 +222,7 @@ def test_model_facing_tools_send_markdown_only_within_the_budget_the_client_pass
         # no structured content: Claude Code and Codex would forward it instead of the text
         assert result.structured_content is None
     assert size(text_of(pack)) <= limit
-    assert size(text_of(plan)) <= (budget or default) * deliver.PLAN_SHARE + 60  # + first note
+    assert size(text_of(plan)) <= (budget or default) * deliver.PLAN_SHARE
     assert size(text_of(got)) <= limit
     assert "(fresh)" in text_of(got)
     assert machine.structured_content is not None

@@ -151,8 +151,10 @@ def build_packs(
     return list(prep.candidates), [fit_pack(prep, request.task, b) for b in budgets]
 
 
-def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> DeliveredPlan:
-    """The plan, and its Markdown within ``PLAN_SHARE`` of the budget.
+def build_plan(
+    request: PackRequest, progress: ProgressFn | None = None, *, notes: Sequence[str] = ()
+) -> DeliveredPlan:
+    """The plan, and its Markdown (``notes`` first) within ``PLAN_SHARE`` of the budget.
 
     Raises:
         UsageError, EnvironmentFault: as ``build_pack``.
@@ -160,7 +162,11 @@ def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Deli
     _check_budget(request.budget)
     plan = _build_plan(request, progress)
     limit = max(1, math.floor(request.budget * PLAN_SHARE))
-    return DeliveredPlan(plan=plan, text=render_plan_md(plan.to_dict(), limit=limit))
+    head = "".join(f"{note}\n" for note in notes)
+    if len(head.encode("utf-8")) * 2 > limit:
+        head = ""  # the plan itself before any note
+    text = render_plan_md(plan.to_dict(), limit=limit - len(head.encode("utf-8")))
+    return DeliveredPlan(plan=plan, text=head + text)
 
 
 def render_retrieved(results: Sequence[Mapping[str, Any]], budget: int) -> str:

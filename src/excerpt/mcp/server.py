@@ -194,10 +194,11 @@ def _tools(session: _Session) -> list[Callable[..., Any]]:
         to see where the task lives and what budget a pack needs, then call context_pack."""
         root, first = session.root(roots), session.first_index()
         request = _request(root, task, budget or client.default_budget, changed_paths, session)
-        done = await _call(lambda: build_plan(request()))
+        notes = [_first_note(first).strip()] if first else []
+        done = await _call(lambda: build_plan(request(), notes=notes))
         if format == "json":
             return _machine(done.plan.to_dict())
-        return _text(_first_note(first) + done.text)
+        return _text(done.text)
 
     async def context_pack(
         task: Task,

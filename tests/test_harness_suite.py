@@ -292,6 +292,24 @@ def test_a_refused_expected_command_runs_nothing_and_fails(
     assert result.metrics["executed_pass_rate"] == 0.0
 
 
+def test_a_cargo_proxy_without_a_toolchain_skips_the_case_and_says_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # what rustup's proxy does in a fresh HOME: it is on PATH, and cannot choose a toolchain
+    shim = tmp_path / "bin" / "cargo"
+    shim.parent.mkdir()
+    shim.write_text("#!/bin/sh\necho 'error: rustup could not choose a version' >&2\nexit 1\n")
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
+    corpus = load_corpus("harness.json", HarnessCorpus)
+    rust = [c for c in corpus.cases if c.id == "rust-crate"]
+    result = run_harness(corpus.model_copy(update={"cases": rust}))
+    [case] = result.details
+    assert case["status"] == "skipped"
+    assert case["skipped"].startswith("cargo: no usable toolchain")
+    assert case["runs"] == []
+
+
 def test_a_missing_toolchain_skips_the_case_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     real = shutil.which  # harness_exec.shutil is this module
     monkeypatch.setattr(

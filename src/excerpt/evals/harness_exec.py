@@ -18,6 +18,7 @@ import site
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -170,8 +171,29 @@ def missing_tools(argvs: Sequence[Sequence[str]]) -> list[str]:
             needed = [argv[0], *(["node"] if argv[0] in ("npm", "pnpm", "yarn") else [])]
             needed += ["cargo-clippy"] if tuple(argv[:2]) == ("cargo", "clippy") else []
             found = [f"{tool} not on PATH" for tool in needed if shutil.which(tool) is None]
+            if argv[0] == "cargo" and not found:
+                found = _cargo_missing()
         reasons += [r for r in found if r not in reasons]
     return reasons
+
+
+def _cargo_missing() -> list[str]:
+    """Why ``cargo`` on PATH cannot run: a rustup proxy with no toolchain it can find (where
+    ``RUSTUP_HOME`` is not set and the home has no ``.rustup``, as in a fresh HOME)."""
+    with tempfile.TemporaryDirectory(prefix="excerpt-cargo-") as scratch:
+        env = command_env(Path(scratch))
+        for name in ("home", "tmp"):
+            (Path(scratch) / name).mkdir(exist_ok=True)
+        try:
+            done = subprocess.run(
+                ["cargo", "--version"], stdin=subprocess.DEVNULL, capture_output=True,
+                env=env, timeout=TIMEOUT_S, check=False,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired):
+            return ["cargo: could not be started"]
+    if done.returncode == 0:
+        return []
+    return ["cargo: no usable toolchain (a rustup proxy with no default toolchain?)"]
 
 
 def make_venv(scratch: Path, timeout: float = TIMEOUT_S) -> Path:

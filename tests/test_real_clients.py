@@ -41,40 +41,12 @@ from real_clients import (
     truncation_markers,
     unavailable,
 )
+from test_mcp import EXPECTED_FILE, SHOP, TASK
 
 RUN_TIMEOUT = 120.0  # seconds per client run; a hang guard, never a performance assertion
 BUDGET = 4000
-TASK = "RefundService.refund returns the wrong amount for partial refunds"
-TOP_FILE = "app/refunds.py"
+TOP_FILE = EXPECTED_FILE
 DISTINCTIVE = '            raise ValueError("refund larger than the order")\n'
-SHOP = {
-    "app/__init__.py": "",
-    "app/orders.py": (
-        "class Order:\n    def __init__(self, total: int) -> None:\n        self.total = total\n"
-    ),
-    "app/refunds.py": (
-        '"""Refunds of orders."""\n'
-        "\n"
-        "from app.orders import Order\n"
-        "\n"
-        "\n"
-        "class RefundService:\n"
-        "    def refund(self, order: Order, amount: int) -> int:\n"
-        "        if amount > order.total:\n"
-        f"{DISTINCTIVE}"
-        "        return order.total - amount\n"
-    ),
-    "app/shipping.py": "def ship(order_id: str) -> str:\n    return f'shipped {order_id}'\n",
-    "tests/test_refunds.py": (
-        "from app.orders import Order\n"
-        "from app.refunds import RefundService\n"
-        "\n"
-        "\n"
-        "def test_partial_refund() -> None:\n"
-        "    assert RefundService().refund(Order(10), 3) == 7\n"
-    ),
-    "README.md": "# Shop\n\nRefunds live in app/refunds.py.\n",
-}
 HANDLE = re.compile(r"[\w./-]+#L\d+-L\d+@[0-9a-f]{16}")
 CLIENT_INFO = {
     "claude": ("claude-code", CLAUDE_VERSION),

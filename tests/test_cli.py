@@ -115,8 +115,10 @@ def test_a_terminal_gets_a_progress_bar_on_stderr(make_repo: Any, cache_dir: Pat
     finally:
         os.close(master)
     assert proc.returncode == 0
-    assert b"indexing [" in drawn and b"5/5" in drawn
-    assert b"indexing" not in proc.stdout
+    # each phase named, with its counts; the line cleared at the end
+    assert b"discover" in drawn and b"parse [" in drawn and b"5/5" in drawn
+    assert drawn.endswith(b"\r\x1b[2K")
+    assert b"parse" not in proc.stdout
     assert proc.stdout.startswith(b"Indexed 5 of 5")
 
 

@@ -290,3 +290,52 @@ def test_mcp_check_reports_a_serving_server_and_names_a_bad_repository(
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is False and "repository not found" in report["problem"]
     assert "context_pack" in report["tools"]
+
+
+# -- what the result says about the task and the tree -------------------------------------------
+
+
+def test_a_long_log_is_matched_by_head_and_tail_and_its_last_frame_still_pins_the_file(
+    make_repo: Callable[..., Path], cache_dir: Path
+) -> None:
+    files = {f"pkg/mod_{i}.py": f"def helper_{i}(x):\n    return x + {i}\n" for i in range(30)}
+    files["pkg/compute.py"] = "def compute(y):\n    total = 0\n    return total / y\n"
+    repo = make_repo(files, name="longlog")
+    noise = "".join(f"2024-01-01 INFO worker {i} processed batch {i} ok\n" for i in range(6000))
+    frame = (
+        "Traceback (most recent call last):\n"
+        f'  File "{repo}/pkg/compute.py", line 3, in compute\n'
+        "ZeroDivisionError: division by zero\n"
+    )
+    task = "CI failed\n" + noise + frame
+    assert len(task) > 200_000
+    done = deliver.build_pack(request(repo, task, 8000, cache_dir))
+    pack = done.pack.to_dict()
+    assert pack["items"][0]["path"] == "pkg/compute.py"
+    assert any(r["signal"] == "stack_frame" for r in pack["items"][0]["reasons"])
+    assert pack["stats"]["task_shortened"] is True and pack["stats"]["task_chars"] == len(task)
+    assert f"the task has {len(task):,} characters" in done.text
+    short = deliver.build_pack(request(repo, "CI failed\n" + frame, 8000, cache_dir))
+    assert short.pack.to_dict()["stats"]["task_shortened"] is False
+    assert "characters; its first and last" not in short.text
+
+
+@pytest.mark.parametrize(
+    ("files", "says"),
+    [
+        pytest.param({}, "holds no files excerpt can list", id="empty"),
+        pytest.param(
+            {"a.bin": b"\x00\x01\x02", "b.png": b"\x89PNG\x00\x00"},
+            "none of the 2 files is text excerpt can serve (left out: 2 binary)",
+            id="binary-only",
+        ),
+    ],
+)
+def test_an_empty_pack_says_why_it_is_empty(
+    tmp_path: Path, cache_dir: Path, files: dict[str, str | bytes], says: str
+) -> None:
+    repo = write_tree(tmp_path / "repo", files)
+    repo.mkdir(exist_ok=True)
+    done = deliver.build_pack(request(repo, "fix the widget", 1000, cache_dir))
+    assert done.pack.items == ()
+    assert f"Note: {'the repository ' if not files else ''}{says}" in done.text

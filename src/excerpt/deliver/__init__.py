@@ -83,6 +83,7 @@ def build_pack(
     """
     _check_budget(request.budget)
     prep = prepare(request, progress)
+    notes = [*_task_notes(prep), *notes]
     delivered = fit_pack(
         prep, request.task, request.budget, retrieve=retrieve, notes=notes, limit=limit
     )
@@ -172,6 +173,34 @@ def build_plan(
 def render_retrieved(results: Sequence[Mapping[str, Any]], budget: int) -> str:
     """Retrieved excerpts as Markdown within ``budget`` bytes (whole excerpts or none)."""
     return render_retrieved_md(results, limit=budget)
+
+
+def _task_notes(prep: Prepared) -> list[str]:
+    """What the result must say about the task and the tree before any excerpt."""
+    notes = []
+    if prep.task.shortened:
+        notes.append(
+            f"Note: the task has {prep.task.chars:,} characters; its first and last 100,000"
+            " were matched as text, and frames, paths and names were taken from all of it."
+        )
+    if not prep.candidates:
+        notes.append(f"Note: {_why_empty(prep)}")
+    return notes
+
+
+def _why_empty(prep: Prepared) -> str:
+    """Why nothing could be ranked: what the tree holds, in a sentence."""
+    report = prep.report
+    if report.files_discovered == 0:
+        return "the repository holds no files excerpt can list (empty, or all ignored)."
+    servable = report.files_indexed - sum(report.omitted.values())
+    if servable <= 0 or not report.languages:
+        reasons = ", ".join(f"{n} {r}" for r, n in sorted(report.omitted.items())) or "none"
+        return (
+            f"none of the {report.files_discovered:,} files is text excerpt can serve"
+            f" (left out: {reasons})."
+        )
+    return "no file of the repository matched the task."
 
 
 def _check_budget(budget: int) -> None:

@@ -12,12 +12,12 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from excerpt.core.settings import Limits, repo_cache_dir
 from excerpt.discover.reader import Omission
@@ -30,7 +30,12 @@ from excerpt.index.store import IndexStore, is_corruption, writer_lock
 
 __all__ = ["IndexReport", "ProgressFn", "index_repository", "resolve_root"]
 
-ProgressFn = Callable[[int, int], None]
+class ProgressFn(Protocol):
+    """Told ``(done, total, phase)`` as work goes on; ``total`` 0 when it is not known."""
+
+    def __call__(self, done: int, total: int, phase: str | None = None) -> None: ...
+
+
 _BATCH = 500
 _CHUNK = 48
 _PARALLEL_MIN = 200  # below this, worker start-up costs more than it saves
@@ -91,7 +96,12 @@ def index_repository(
     cache = repo_cache_dir(root, cache_dir)
     cache.mkdir(mode=0o700, parents=True, exist_ok=True)
     with writer_lock(cache):
+        if progress is not None:
+            progress(0, 0, "discover")
         found = discover(root, limits)
+        if progress is not None:
+            listed = len(found.candidates) + len(found.omitted)
+            progress(listed, listed, "discover")
         store = IndexStore.open(cache)
         try:
             try:
@@ -160,13 +170,15 @@ def _update(
             store.write_files(batch)
             batch = []
         if progress is not None:
-            progress(done, len(todo))
+            progress(done, len(todo), "parse")
     if batch:
         store.write_files(batch)
     removed = sorted(set(stored) - keep)
     store.delete_paths(removed)
     store.replace_omitted(omitted)
     if store.graph_dirty():
+        if progress is not None:
+            progress(0, 0, "graph")
         store.replace_edges(resolve_graph(store.facts()))
     store.conn.execute(
         "UPDATE runs SET finished_ns = ?, files_written = ?, files_removed = ? WHERE id = ?",

@@ -477,4 +477,6 @@ def _stats(prep: Prepared) -> dict[str, Any]:
         "files_skipped": sum(report.omitted.values()),
         "discovery_truncated": report.discovery_truncated,
         "candidates": len(prep.candidates),
+        "task_chars": prep.task.chars,
+        "task_shortened": prep.task.shortened,
     }

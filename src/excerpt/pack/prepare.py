@@ -85,6 +85,8 @@ def prepare(request: PackRequest, progress: ProgressFn | None) -> Prepared:
             }
         if not request.use_graph:
             edges = []
+        if progress is not None:
+            progress(0, 0, "rank")
         candidates = rank_files(task, view, changed=changed, edges=edges)
         prep = Prepared(
             root=root, cache=cache, report=report, candidates=candidates, files={}, regions={},

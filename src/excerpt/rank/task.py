@@ -9,7 +9,10 @@ from excerpt.index.tokens import split_identifier
 
 __all__ = ["Frame", "Task", "analyze_task"]
 
+# A longer task is matched as text by its head and its tail (a log's failure is at its end);
+# frames, paths and names are taken from all of it.
 _MAX_TASK_CHARS = 200_000
+_HEAD_CHARS = _TAIL_CHARS = _MAX_TASK_CHARS // 2
 
 # English words that carry no information about where code lives.
 STOPWORDS = frozenset(
@@ -141,6 +144,8 @@ class Task:
     title_terms: tuple[str, ...] = ()  # folded terms of the first line (an issue's title)
     title_words: frozenset[str] = frozenset()  # words of the first line, as written
     prose_words: frozenset[str] = frozenset()  # words outside code blocks and tracebacks
+    chars: int = 0  # characters of the task as given
+    shortened: bool = False  # matched as text by its head and tail only (see ``chars``)
 
 
 def _code_like(word: str) -> bool:
@@ -156,16 +161,22 @@ def _unique(items: list[str]) -> tuple[str, ...]:
 
 
 def analyze_task(text: str) -> Task:
-    """Pull terms, identifiers, paths and frames out of free task text (an issue, a log)."""
-    text = text[:_MAX_TASK_CHARS]
-    frames = _unique_frames(text)
+    """Pull terms, identifiers, paths and frames out of free task text (an issue, a log).
+
+    A task longer than 200,000 characters is matched as text by its first and last 100,000
+    (``shortened``); its frames, paths and names come from all of it.
+    """
+    whole, chars = text, len(text)
+    shortened = chars > _MAX_TASK_CHARS
+    if shortened:
+        text = text[:_HEAD_CHARS] + "\n…\n" + text[-_TAIL_CHARS:]
+    frames = _unique_frames(whole)
     # Addresses name other sites, not this tree; their hashes and slugs are noise as terms.
-    prose = _URL.sub(" ", text)
+    prose = _URL.sub(" ", whole)
     paths = [m.group(1) for m in _PATHLIKE.finditer(prose)]
     paths += [m.group(1) for m in _DIRLIKE.finditer(prose) if "/" in m.group(1)]
     paths += [m.group(1) for m in _DOTFILE.finditer(prose)]
     identifiers: list[str] = []
-    terms: list[str] = []
     modules: list[str] = []
     for match in _IDENT.finditer(prose):
         parts = match.group(0).split(".")
@@ -174,6 +185,10 @@ def analyze_task(text: str) -> Task:
         for i, word in enumerate(parts):
             if _identifier(prose, match, word, last=i == len(parts) - 1):
                 identifiers.append(word)
+    terms: list[str] = []
+    matched = _URL.sub(" ", text) if shortened else prose
+    for match in _IDENT.finditer(matched):
+        for word in match.group(0).split("."):
             if word.lower() not in STOPWORDS and not _HEXISH.fullmatch(word):
                 terms.extend(split_identifier(word))
     lowered = text.lower()
@@ -193,6 +208,8 @@ def analyze_task(text: str) -> Task:
         ),
         title_words=frozenset(_WORD.findall(title)),
         prose_words=frozenset(_WORD.findall(_prose(text))),
+        chars=chars,
+        shortened=shortened,
     )
 
 

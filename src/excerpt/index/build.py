@@ -30,6 +30,7 @@ from excerpt.index.store import IndexStore, is_corruption, writer_lock
 
 __all__ = ["IndexReport", "ProgressFn", "index_repository", "resolve_root"]
 
+
 class ProgressFn(Protocol):
     """Told ``(done, total, phase)`` as work goes on; ``total`` 0 when it is not known."""
 

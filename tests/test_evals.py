@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from excerpt.cli import main
-from excerpt.core import tokens
 from excerpt.evals import suites
 from excerpt.evals.metrics import line_coverage, mrr, precision_at, recall_at
 from excerpt.evals.runner import run_suites
@@ -109,27 +108,6 @@ def test_the_html_report_is_self_contained_and_shows_each_suite(tmp_path: Path) 
 def test_eval_without_a_suite_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval"]) == 2
     assert "Error:" in capsys.readouterr().err
-
-
-def test_token_counts_are_exact_when_a_long_text_is_counted_in_pieces(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    text = (README.read_text(encoding="utf-8") + "\n\n  indented\n\tdef f():\n") * 3
-    whole = tokens.o200k_count(text)  # under the encoder's cap: one call
-    monkeypatch.setattr(tokens, "_CHUNK_CHARS", 300)
-    assert len(tokens._chunks(text)) > 10
-    assert "".join(tokens._chunks(text)) == text
-    assert tokens.o200k_count(text) == whole
-
-
-def test_a_cut_never_splits_punctuation_from_the_slashes_on_the_next_line(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    text = "".join(f"value = call({i}).\n// note {i} on the next line\n" for i in range(400))
-    whole = tokens.o200k_count(text)
-    monkeypatch.setattr(tokens, "_CHUNK_CHARS", 200)
-    assert all(not c.startswith("/") for c in tokens._chunks(text)[1:])
-    assert tokens.o200k_count(text) == whole
 
 
 def test_agent_runs_prints_a_readable_summary_and_refuses_a_malformed_file(

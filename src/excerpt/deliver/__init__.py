@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from excerpt.core.tokens import o200k_count
+from excerpt.core.tokens import TokenCounter
 from excerpt.errors import UsageError
 from excerpt.index.build import ProgressFn
 from excerpt.pack.build import build_plan as _build_plan
@@ -44,6 +44,7 @@ __all__ = [
 
 MIN_BUDGET = 300  # bytes: the smallest result that still says what was left out and why
 PLAN_SHARE = 0.25  # a plan's text takes at most this share of the budget: it is the cheap call
+_PIECE_STORE = "o200k-pieces.sqlite3"  # token counts of text pieces seen (excerpt's cache)
 _FIT_ROUNDS = 12
 _SETTLE_ROUNDS = 8
 _NEAR = 0.02  # a rendering within 2% of the limit is full enough
@@ -136,7 +137,8 @@ def fit_pack(
         if len(draft(best, widest).encode("utf-8")) > room:
             raise UsageError(f"--budget must be at least {MIN_BUDGET} bytes")
     final = best
-    text, figures = _settle(lambda f: draft(final, f))
+    count = TokenCounter(prep.cache.parent.parent / _PIECE_STORE)  # the cache's root
+    text, figures = _settle(lambda f: draft(final, f), count)
     pack = replace(final, rendered_bytes=figures.rendered_bytes, tokens=figures.tokens)
     return Delivered(pack=pack, text=text)
 
@@ -211,7 +213,7 @@ def _check_budget(budget: int) -> None:
         )
 
 
-def _settle(render: Callable[[Figures], str]) -> tuple[str, Figures]:
+def _settle(render: Callable[[Figures], str], count: TokenCounter) -> tuple[str, Figures]:
     """The text and the figures it states, once they agree: a text that says how long it is
     changes its length by saying so. When the token count keeps moving with its own digits,
     the largest count seen is stated as an upper bound."""
@@ -219,7 +221,7 @@ def _settle(render: Callable[[Figures], str]) -> tuple[str, Figures]:
     seen: list[int] = []
     for _ in range(_SETTLE_ROUNDS):
         text = render(claim)
-        actual = Figures(len(text.encode("utf-8")), o200k_count(text))
+        actual = Figures(len(text.encode("utf-8")), count(text))
         if actual == claim:
             return text, actual
         seen.append(actual.tokens)
@@ -229,7 +231,7 @@ def _settle(render: Callable[[Figures], str]) -> tuple[str, Figures]:
     for _ in range(_SETTLE_ROUNDS):
         text = render(claim)
         size = len(text.encode("utf-8"))
-        if size == claim.rendered_bytes and o200k_count(text) <= bound:
+        if size == claim.rendered_bytes and count(text) <= bound:
             return text, claim
         claim = Figures(size, bound, tokens_at_most=True)
     raise RuntimeError("the rendering's figures did not settle")  # pragma: no cover

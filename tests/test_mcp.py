@@ -1,10 +1,17 @@
-"""``excerpt mcp`` as a real stdio subprocess (SPEC §2.1; RELIABILITY B5 rows 36-41).
+"""``excerpt mcp`` driven by MCP clients (SPEC §2.1; RELIABILITY B5 rows 36-41).
 
-Driven by the official SDK's stdio client (both the default negotiation and the legacy
-``initialize`` handshake), by bare JSON-RPC lines for protocol hygiene, and by a third-party
-client, the MCP Inspector's CLI. Covers: the tool list with schemas and annotations, results
-equal to the CLI's, refusals that leave the session usable, roots, stdout hygiene, secrets,
-and the repository write audit.
+Most tests drive the server in process, through the official SDK's in-memory client
+(``Client(build_server(repo, cache_dir))``): the same tools, argument gate and roots logic as
+``excerpt mcp``, under both negotiations (the default ``auto`` and the legacy ``initialize``
+handshake), without starting a subprocess per session. Covers: results equal to the CLI's,
+the first-index note, refusals that leave the session usable, roots, secrets in results, and
+the repository write audit.
+
+What only a real transport shows runs ``excerpt mcp`` as a stdio subprocess: the tool list
+with schemas and annotations as each negotiation sends it, roots asked for over the wire,
+protocol hygiene in bare JSON-RPC lines (only JSON-RPC on stdout, garbage lines, requests
+before ``initialize``, a client closing stdin mid-call), secrets never reaching stdout, and a
+third-party client, the MCP Inspector's CLI.
 """
 
 from __future__ import annotations
@@ -31,13 +38,15 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.server import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, ListRootsResult, Root
+from mcp.types import LATEST_PROTOCOL_VERSION, CallToolResult, ListRootsResult, Root
 from pydantic import FileUrl
 
 from conftest import git_commit_all, tree_snapshot, write_tree
 from excerpt.cli import main
 from excerpt.deliver import MIN_BUDGET, PLAN_SHARE
+from excerpt.mcp import build_server
 from excerpt.pack import pack_schema
 
 T = TypeVar("T")
@@ -145,7 +154,16 @@ SECRET_TASK = "connect_github fails: check GITHUB_TOKEN in app/github_client.py 
 # --------------------------------------------------------------------------- helpers
 
 
-def server_params(repo: Path, cache: Path) -> StdioServerParameters:
+ServerTarget = MCPServer | StdioServerParameters
+
+
+def in_process(repo: Path, cache: Path) -> MCPServer:
+    """The server ``excerpt mcp --repo REPO`` runs, with its cache, for the in-memory client."""
+    return build_server(repo, cache)
+
+
+def over_stdio(repo: Path, cache: Path) -> StdioServerParameters:
+    """``excerpt mcp --repo REPO`` as a subprocess, its cache given as ``EXCERPT_CACHE_DIR``."""
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "excerpt", "mcp", "--repo", str(repo)],
@@ -154,13 +172,13 @@ def server_params(repo: Path, cache: Path) -> StdioServerParameters:
 
 
 def with_session(
-    repo: Path, cache: Path, body: Callable[[Client], Awaitable[T]], **client_kwargs: Any
+    server: ServerTarget, body: Callable[[Client], Awaitable[T]], **client_kwargs: Any
 ) -> T:
-    """Start the server, run ``body`` against one SDK client session, shut it down."""
+    """Connect one SDK client session to ``server``, run ``body`` against it, shut it down."""
 
     async def go() -> T:
         with anyio.fail_after(SESSION_TIMEOUT):
-            async with Client(server_params(repo, cache), **client_kwargs) as client:
+            async with Client(server, **client_kwargs) as client:
                 return await body(client)
 
     return anyio.run(go)
@@ -197,7 +215,7 @@ def sha16(path: Path) -> str:
 
 @dataclass
 class LiveServer:
-    """One SDK client session to a server subprocess, kept open across tests."""
+    """One SDK client session to an in-process server, kept open across tests."""
 
     portal: BlockingPortal
     client: Client
@@ -334,21 +352,24 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module", params=MODES)
 def live(request: pytest.FixtureRequest, shop: tuple[Path, Path]) -> Iterator[LiveServer]:
-    """One server session per negotiation mode, shared by the tests of this module."""
+    """One in-process session per negotiation mode, shared by the tests of this module."""
     repo, cache = shop
     with start_blocking_portal() as portal:
-        client = Client(server_params(repo, cache), mode=request.param)
+        client = Client(in_process(repo, cache), mode=request.param)
         with portal.wrap_async_context_manager(client) as connected:
             yield LiveServer(portal, connected, repo, cache)
 
 
-@pytest.fixture(scope="module")
-def rooted(shop: tuple[Path, Path]) -> Iterator[tuple[LiveServer, RootsHolder]]:
-    """A legacy-handshake session whose client declares roots the test sets per call."""
+@pytest.fixture(scope="module", params=MODES)
+def rooted(
+    request: pytest.FixtureRequest, shop: tuple[Path, Path]
+) -> Iterator[tuple[LiveServer, RootsHolder]]:
+    """An in-process session per negotiation mode whose client declares roots the test sets
+    per call."""
     repo, cache = shop
     holder = RootsHolder()
     with start_blocking_portal() as portal:
-        client = Client(server_params(repo, cache), mode="legacy", list_roots_callback=holder)
+        client = Client(in_process(repo, cache), mode=request.param, list_roots_callback=holder)
         with portal.wrap_async_context_manager(client) as connected:
             yield LiveServer(portal, connected, repo, cache), holder
 
@@ -370,13 +391,20 @@ def test_tools_list_gives_read_only_tools_with_closed_described_schemas(
     repo = make_repo(INJECTION, name="zqcanaryrepo43")
 
     async def body(client: Client) -> tuple[list[Any], list[Any], str | None, Any]:
+        if mode == "auto":  # discovery settles on the current protocol
+            assert client.protocol_version == LATEST_PROTOCOL_VERSION
+        else:  # the initialize handshake, on a handshake-era protocol
+            assert client.protocol_version != LATEST_PROTOCOL_VERSION
         before = (await client.list_tools()).tools
         indexed = await client.call_tool("index_status", {})  # the server has read the repo
         assert indexed.is_error is not True
         after = (await client.list_tools()).tools
         return before, after, client.instructions, client.server_info
 
-    before, after, instructions, server_info = with_session(repo, cache_dir, body, mode=mode)
+    # over stdio: what each negotiation puts on the wire (one real session per mode)
+    before, after, instructions, server_info = with_session(
+        over_stdio(repo, cache_dir), body, mode=mode
+    )
 
     for tools in (before, after):
         assert sorted(t.name for t in tools) == sorted(TOOLS)
@@ -560,7 +588,7 @@ def test_the_first_call_on_an_unindexed_repository_says_it_indexed_it_and_the_se
     async def body(client: Client) -> tuple[CallToolResult, CallToolResult]:
         return await client.call_tool(tool, arguments), await client.call_tool(tool, arguments)
 
-    first, second = with_session(repo, cache_dir, body)
+    first, second = with_session(in_process(repo, cache_dir), body)
     assert first.is_error is not True and second.is_error is not True
     if arguments.get("format") == "json":  # the machine form is a document, not a note
         assert first.structured_content is not None and second.structured_content is not None
@@ -792,7 +820,9 @@ def test_roots_holding_the_repository_are_honoured_on_the_default_negotiation(
     async def body(client: Client) -> CallToolResult:
         return await client.call_tool("context_pack", {"task": TASK, "budget": 2000})
 
-    result = with_session(repo, cache_dir, body, list_roots_callback=holder)
+    # over stdio: the server asks for the roots across the wire, mid-call
+    result = with_session(over_stdio(repo, cache_dir), body, list_roots_callback=holder)
+    assert holder.asked >= 1
     assert result.is_error is not True, text_of(result)
     assert EXPECTED_FILE in text_of(result)
 
@@ -905,7 +935,7 @@ def test_a_handle_widened_over_a_secret_line_does_not_return_the_secret(
             "context_retrieve", {"handles": [f"app/github_client.py#L1-L5@{digest}"]}
         )
 
-    result = with_session(repo, cache_dir, body)
+    result = with_session(in_process(repo, cache_dir), body)
     assert GH_TOKEN not in everything(result)
 
 
@@ -936,7 +966,7 @@ def test_a_session_calling_every_tool_leaves_the_repository_untouched(
         results.append(await client.call_tool("index_status", {}))
         return results
 
-    results = with_session(repo, cache_dir, body)
+    results = with_session(in_process(repo, cache_dir), body)
     assert [r.is_error is True for r in results] == [False] * 5 + [True, False]
     assert tree_snapshot(repo) == before
 

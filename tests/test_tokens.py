@@ -61,11 +61,13 @@ def test_a_seeded_store_counts_new_pieces_by_merging_without_the_vocabulary(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = tmp_path / "pieces.sqlite3"
-    tokens.TokenCounter(store)("seed the store")  # a first process: loads, seeds
+    tokens._encoding.cache_clear()  # a first process: loads the vocabulary, seeds the store
+    tokens.TokenCounter(store)("seed the store")
     sources = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "src").rglob("*.py"))]
     sources.append((ROOT / "README.md").read_text(encoding="utf-8"))
     expected = [reference(text) for text in sources]
-    monkeypatch.setattr(tokens, "_memo", {})  # a later process
+    monkeypatch.setattr(tokens, "_memo", {})  # a later process: nothing loaded
+    tokens._encoding.cache_clear()
 
     def no_vocabulary(piece: str) -> int:
         raise AssertionError(f"the vocabulary was needed for {piece!r}")

@@ -109,10 +109,12 @@ class TokenCounter:
         if unknown and self.store is not None:
             unknown = self._recall(unknown)
         if unknown:
-            found = self._merged(unknown)
-            if found is None:  # no store to merge from: the vocabulary itself, then seed one
-                found = {p: _count_piece(p) for p in unknown}
-                self._seed()
+            loaded = _encoding.cache_info().currsize > 0
+            found = None if loaded else self._merged(unknown)
+            if found is None:  # the vocabulary itself; a store is seeded the first time it
+                found = {p: _count_piece(p) for p in unknown}  # is loaded in a process
+                if not loaded:
+                    self._seed()
             self._remember(found)
         return sum(_memo[p] * n for p, n in pieces.items())
 

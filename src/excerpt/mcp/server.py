@@ -119,7 +119,10 @@ class _Session:
         raise ToolError("the repository is outside the roots this client allows")
 
     def first_index(self) -> bool:
-        return not (repo_cache_dir(self.repo, self.cache_dir) / "index.sqlite3").exists()
+        try:
+            return not (repo_cache_dir(self.repo, self.cache_dir) / "index.sqlite3").exists()
+        except OSError:  # an unreadable cache directory: the call itself will say so
+            return False
 
 
 def _client_roots(ctx: Context) -> ListRoots | None:

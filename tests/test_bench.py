@@ -564,11 +564,11 @@ def test_usage_errors_exit_2_with_one_line(
     argv = ["bench", "localize", "--dataset", dataset, *git_dirs, "--out", str(tmp_path / "o")]
     run = _cli([*argv, "--budgets", budgets, "--json"], tmp_path / "o")
     assert run.code == 2
-    assert run.stdout == ""
-    lines = run.stderr.splitlines()
-    assert len(lines) == 1, run.stderr
-    assert lines[0].startswith("Error: ")
-    assert needle in lines[0]
+    # under --json the error is one JSON line on stdout, and the same on stderr (SPEC §11)
+    assert run.stderr == run.stdout and run.stdout.count("\n") == 1, run.stderr
+    doc = json.loads(run.stdout)
+    assert (doc["code"], doc["exit"]) == ("usage_error", 2)
+    assert needle in doc["error"]
 
 
 # -- regressions: bugs found while writing these tests --------------------------------------

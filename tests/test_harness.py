@@ -1432,12 +1432,20 @@ def test_human_output_escapes_backticks_and_control_characters(
 def test_a_missing_repository_is_exit_3_with_one_error_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for extra in ([], ["--json"]):
-        assert main(["harness", "--repo", str(tmp_path / "missing"), *extra]) == 3
-        out, err = capsys.readouterr()
-        assert out == ""
-        assert err.startswith("Error: ") and err.count("\n") == 1
-        assert "Traceback" not in err
+    assert main(["harness", "--repo", str(tmp_path / "missing")]) == 3
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("Error: ") and err.count("\n") == 1
+    assert "Traceback" not in err
+    # under --json: one JSON line on stdout, and the same on stderr (SPEC §11)
+    assert main(["harness", "--repo", str(tmp_path / "missing"), "--json"]) == 3
+    out, err = capsys.readouterr()
+    assert err == out and out.count("\n") == 1 and "Traceback" not in err
+    assert json.loads(out) == {
+        "error": f"repository not found: {tmp_path / 'missing'}",
+        "code": "repo_unavailable",
+        "exit": 3,
+    }
 
 
 def test_a_file_as_repository_is_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1017,8 +1017,9 @@ def test_changed_paths_come_first(
     else:
         monkeypatch.chdir(repo)
         code, out, _ = cli(
-            capsys, "pack", task, "--repo", str(repo), "--format", "json", "--changed", *changed
-        )
+            capsys, "pack", task, "--repo", str(repo), "--format", "json",
+            *(arg for path in changed for arg in ("--changed", path)),
+        )  # fmt: skip
         assert code == 0
         pack = json.loads(out)
     assert sorted(i["path"] for i in pack["items"][:2]) == changed
@@ -1592,9 +1593,10 @@ def test_a_tampered_graph_file_is_refused(
     argv = ["pack", "fix the refund webhook retry", "--repo", str(repo), "--graph", str(target)]
     code, out, err = cli(capsys, *argv, "--format", "json")
     assert code == 2
-    assert out == ""
-    assert err.startswith("Error: ") and err.count("\n") == 1 and "Traceback" not in err
-    assert "graph" in err
+    # under --format json the error is one JSON line on stdout, and the same on stderr
+    assert err == out and out.count("\n") == 1 and "Traceback" not in err
+    doc = json.loads(out)
+    assert (doc["code"], doc["exit"]) == ("usage_error", 2) and "graph" in doc["error"]
 
 
 # -- usage errors and task sources -----------------------------------------------------------
@@ -1606,7 +1608,10 @@ USAGE_ERRORS = [
     pytest.param(["fix it", "--task-file", "{task_file}"], id="task-and-task-file"),
     pytest.param(["fix it", "--budget", "-1"], id="negative-budget"),
     pytest.param(["fix it", "--changed", "{outside}"], id="changed-outside-repo"),
-    pytest.param(["fix it", "--changed", "app/models.py", "../elsewhere.py"], id="changed-dotdot"),
+    pytest.param(
+        ["fix it", "--changed", "app/models.py", "--changed", "../elsewhere.py"],
+        id="changed-dotdot",
+    ),
     pytest.param(["--task-file", "{missing}"], id="missing-task-file"),
     pytest.param(["--task-file", "{empty_file}"], id="empty-task-file"),
     pytest.param(["fix it", "--graph", "{missing}"], id="missing-graph-file"),
@@ -1638,8 +1643,9 @@ def test_usage_errors_exit_2_with_one_line_and_no_traceback(
     argv = [command, *(a.format(**names) for a in extra), "--repo", str(repo), "--format", "json"]
     code, out, err = cli(capsys, *argv)
     assert code == 2, err
-    assert out == ""
-    assert err.startswith("Error: ") and err.count("\n") == 1, err
+    # under --format json the error is one JSON line on stdout, and the same on stderr
+    assert err == out and out.count("\n") == 1, err
+    assert json.loads(out)["code"] == "usage_error"
     assert "Traceback" not in err
 
 

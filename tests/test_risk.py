@@ -358,8 +358,13 @@ def test_risk_usage_errors_exit_2_with_one_line(
     argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = _run(capsys, *argv)
-    assert code == 2 and out == ""
-    assert err.startswith("Error: ") and err.count("\n") == 1
+    assert code == 2
+    if "--json" in argv:  # one JSON line on stdout, and the same on stderr (SPEC §11)
+        assert err == out and out.count("\n") == 1
+        assert json.loads(out)["code"] == "usage_error"
+    else:
+        assert out == ""
+        assert err.startswith("Error: ") and err.count("\n") == 1
 
 
 # --- the risk suite ----------------------------------------------------------------------

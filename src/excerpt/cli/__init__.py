@@ -1,6 +1,7 @@
 """Command-line adapter: parse → one library call → render → exit code.
 
-The only place an ``ExcerptError`` becomes ``Error: …`` on stderr and an exit code.
+``main`` is the only place an error becomes ``Error: …`` on stderr (or, under ``--json``, a
+JSON error line) and an exit code; ``excerpt.cli.errors_out`` says how.
 """
 
 from __future__ import annotations
@@ -9,10 +10,13 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from excerpt import __version__
 from excerpt.cli import (
     bench_cmd,
+    completion_cmd,
+    config_cmd,
     eval_cmd,
     get_cmd,
     graph_cmd,
@@ -22,6 +26,8 @@ from excerpt.cli import (
     pack_cmd,
     risk_cmd,
 )
+from excerpt.cli.common import HelpFormatter
+from excerpt.cli.errors_out import ArgumentsRejected, failure_of, report, wants_json
 from excerpt.errors import ExcerptError
 
 __all__ = ["main"]
@@ -30,14 +36,22 @@ log = logging.getLogger("excerpt")
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"Error: {message}\n")
-        raise SystemExit(2)
+    def error(self, message: str) -> NoReturn:
+        raise ArgumentsRejected(message, self.format_usage())
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="excerpt", description="The exact lines an agent should read first.")
+    parser = _Parser(
+        prog="excerpt",
+        description="The exact lines an agent should read first.\n"
+        "`excerpt COMMAND --help` shows each command's options, defaults and examples.",
+        epilog="examples:\n"
+        "  # a context pack for a task, on the repository in the current directory\n"
+        '  excerpt pack "fix the refund webhook retry"\n'
+        "  # the settings in use and where each came from\n"
+        "  excerpt config",
+        formatter_class=HelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"excerpt {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     index_cmd.register(sub)
@@ -49,27 +63,32 @@ def build_parser() -> argparse.ArgumentParser:
     mcp_cmd.register(sub)
     eval_cmd.register(sub)
     bench_cmd.register(sub)
+    config_cmd.register(sub)
+    completion_cmd.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code."""
+    """Run the CLI; returns the process exit code.
+
+    Errors are one line on stderr; under ``--json``/``--format json`` also a JSON line on
+    stdout (SPEC §11). An ``OSError`` no library call turned into a fault is an environment
+    error (exit 3); anything else unexpected is an internal error (exit 70), never a traceback.
+    """
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="excerpt: %(message)s")
+    words = list(sys.argv[1:] if argv is None else argv)
+    machine = wants_json(words)  # argparse may reject the words before there are args
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
+        machine = bool(getattr(args, "json", False)) or getattr(args, "format", None) == "json"
         return int(args.handler(args))
-    except SystemExit as exc:
+    except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 2
-    except ExcerptError as exc:
-        sys.stderr.write(f"Error: {exc.message}\n")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("Error: interrupted\n")
-        return 130
     except BrokenPipeError:
         return 1
+    except (ExcerptError, OSError, KeyboardInterrupt) as exc:
+        return report(failure_of(exc), machine=machine, stdout=sys.stdout, stderr=sys.stderr)
     except Exception as exc:  # the one top-level net: never a traceback
         log.debug("internal error", exc_info=True)
-        sys.stderr.write(f"Error: internal error: {type(exc).__name__}: {exc}\n")
-        return 70
+        return report(failure_of(exc), machine=machine, stdout=sys.stdout, stderr=sys.stderr)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from excerpt.cli.common import command
 from excerpt.errors import UsageError
 from excerpt.render.progress import ProgressBar
 from excerpt.render.text import to_json
@@ -16,9 +17,26 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("bench", help="benchmarks")
+    examples = [
+        (
+            "excerpt bench localize --dataset tasks.jsonl --git-dir django/django=~/git/django"
+            " --out /tmp/loc",
+            "file Acc@k, MRR and line coverage beside BM25 for a dataset's tasks",
+        ),
+        (
+            "excerpt bench localize --dataset tasks.jsonl --git-dir django/django=~/git/django"
+            " --out /tmp/loc --limit 20 --budgets 8000,32000 --ablations",
+            "the first 20 tasks at two budgets, each ranking signal left out in turn",
+        ),
+    ]
+    p = command(sub, "bench", help="benchmarks", examples=examples)
     actions = p.add_subparsers(dest="bench", required=True)
-    loc = actions.add_parser("localize", help="file localization and line coverage vs BM25")
+    loc = command(
+        actions,
+        "localize",
+        help="file localization and line coverage vs BM25",
+        examples=examples,
+    )
     loc.add_argument("--dataset", type=Path, required=True, help="tasks, JSON lines")
     loc.add_argument(
         "--git-dir", action="append", default=[], metavar="OWNER/NAME=GITDIR",

@@ -4,19 +4,148 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any, Literal
 
+from excerpt.core.settings import Settings, glob_problem
+from excerpt.discover.config import read_settings
+from excerpt.discover.filters import overriding_filters
+from excerpt.discover.walk import resolve_root
 from excerpt.errors import UsageError
 from excerpt.render.progress import ProgressBar
 
-__all__ = ["add_repo", "progress_for", "read_task"]
+__all__ = [
+    "HelpFormatter",
+    "add_filters",
+    "add_output",
+    "add_repo",
+    "command",
+    "complete_as",
+    "effective_settings",
+    "filters_of",
+    "progress_for",
+    "read_task",
+]
 
 _MAX_TASK_BYTES = 4 * 1024 * 1024
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Descriptions and examples kept as written; an option's default shown where it has one
+    (not for flags, nor where the default is decided later, e.g. by a settings file)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if default is None or default is False or default == [] or "%(default)" in text:
+            return text
+        return str(super()._get_help_string(action))
+
+
+def command(
+    sub: Any,
+    name: str,
+    *,
+    help: str,
+    examples: Sequence[tuple[str, str]],
+    description: str | None = None,
+) -> argparse.ArgumentParser:
+    """A subcommand whose ``--help`` shows defaults and ``examples`` (``(command, what)``)."""
+    lines = ["examples:"]
+    for line, what in examples:
+        lines += [f"  # {what}", f"  {line}"]
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help,
+        description=description or help[0].upper() + help[1:] + ".",
+        epilog="\n".join(lines),
+        formatter_class=HelpFormatter,
+    )
+    return parser
+
+
+def complete_as(action: argparse.Action, kind: Literal["file", "directory"]) -> argparse.Action:
+    """Mark ``action`` to complete file or directory names (``excerpt completion`` turns the
+    mark into shtab's, so ordinary runs never import shtab)."""
+    action.excerpt_complete = kind  # type: ignore[attr-defined]
+    return action
+
+
 def add_repo(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--repo", default=".", help="repository directory (default: .)")
+    complete_as(
+        parser.add_argument("--repo", default=".", metavar="DIR", help="repository directory"),
+        "directory",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def add_output(parser: argparse.ArgumentParser) -> None:
+    complete_as(
+        parser.add_argument(
+            "-o",
+            "--output",
+            type=Path,
+            metavar="FILE",
+            help="write the output to FILE instead of stdout, atomically (a temporary file"
+            " renamed over it); - is stdout. excerpt writes nothing inside a repository by"
+            " itself: a FILE you name is written wherever it is",
+        ),
+        "file",
+    )
+
+
+def add_filters(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--include",
+        action="append",
+        metavar="GLOB",
+        help="consider only paths matching GLOB (gitignore-style, relative to the repository"
+        " root); repeatable; replaces the include setting for this run",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        metavar="GLOB",
+        help="leave out paths matching GLOB (omitted as excluded); repeatable; replaces the"
+        " exclude setting for this run (.excerptignore still applies)",
+    )
+
+
+def _globs(flag: str, patterns: Sequence[str] | None) -> Sequence[str] | None:
+    for pattern in patterns or ():
+        problem = glob_problem(pattern)
+        if problem:
+            raise UsageError(f"{flag}: {problem}")
+    return patterns
+
+
+def filters_of(args: argparse.Namespace) -> AbstractContextManager[None]:
+    """A block in which discovery uses this run's ``--include``/``--exclude``.
+
+    Raises:
+        UsageError: a glob is empty, a comment or malformed.
+    """
+    return overriding_filters(
+        include=_globs("--include", getattr(args, "include", None)),
+        exclude=_globs("--exclude", getattr(args, "exclude", None)),
+    )
+
+
+def effective_settings(args: argparse.Namespace) -> Settings:
+    """The repository's settings with this run's flags over them.
+
+    Raises:
+        NotADirectoryFault: ``--repo`` is not a readable directory.
+        UsageError: a settings file or a flag's glob is invalid.
+    """
+    return read_settings(resolve_root(args.repo)).layered(
+        "cli",
+        budget=getattr(args, "budget", None),
+        include=_globs("--include", getattr(args, "include", None)),
+        exclude=_globs("--exclude", getattr(args, "exclude", None)),
+    )
 
 
 def read_task(args: argparse.Namespace) -> str:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+from excerpt.cli.common import add_output, command
+from excerpt.cli.output import emit, write_atomic
 from excerpt.errors import UsageError
 from excerpt.render.text import to_json
 
@@ -15,7 +16,18 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("eval", help="run the evaluation suites (exit 1 below a floor)")
+    p = command(
+        sub,
+        "eval",
+        help="run the evaluation suites (exit 1 below a floor)",
+        examples=[
+            ("excerpt eval --all", "every suite but harness, as a table against its floors"),
+            (
+                "excerpt eval --savings ~/src/shop --budget 16000 --json -o savings.json",
+                "token savings on a repository of your own, as JSON in savings.json",
+            ),
+        ],
+    )
     p.add_argument("action", nargs="?", choices=["agent-runs"], help="agent-runs FILE")
     p.add_argument("file", nargs="?", type=Path, help="agent-run records (JSON lines)")
     p.add_argument("--accuracy", action="store_true", help="retrieval and risk corpora")
@@ -32,6 +44,7 @@ def register(sub: Any) -> None:
     p.add_argument("--all", action="store_true", help="all but harness (it runs toolchains)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained report")
+    add_output(p)
     p.set_defaults(handler=run)
 
 
@@ -59,14 +72,8 @@ def _finish(args: argparse.Namespace, doc: dict[str, Any], ok: bool) -> int:
     if args.html:
         from excerpt.evals.html import render_html
 
-        try:
-            args.html.write_text(render_html(doc), encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.html}: {exc.strerror}") from None
-    if args.json:
-        sys.stdout.write(to_json(doc))
-    else:
-        sys.stdout.write(_table(doc))
+        write_atomic(args.html, render_html(doc).encode("utf-8"))
+    emit(args, to_json(doc) if args.json else _table(doc))
     return 0 if ok else 1
 
 
@@ -126,7 +133,7 @@ def _agent_runs(args: argparse.Namespace) -> int:
     from excerpt.evals.agent_runs import load_records, report
 
     doc = report(load_records(args.file)).to_dict()
-    sys.stdout.write(to_json(doc) if args.json else _agent_text(doc))
+    emit(args, to_json(doc) if args.json else _agent_text(doc))
     return 0
 
 

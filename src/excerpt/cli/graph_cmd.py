@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
-from excerpt.cli.common import add_repo
-from excerpt.errors import UsageError
+from excerpt.cli.common import add_output, add_repo, command
+from excerpt.cli.output import emit
 from excerpt.pack import export_graph
 from excerpt.render.text import to_json
 
@@ -16,22 +14,36 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("graph", help="the dependency graph")
+    p = command(
+        sub,
+        "graph",
+        help="the dependency graph",
+        examples=[
+            ("excerpt graph export -o graph.json", "the file graph with its sha256 digest"),
+            (
+                'excerpt pack "fix the refund retry" --graph graph.json',
+                "a pack that ranks with that graph (integrity checked, freshness unverified)",
+            ),
+        ],
+    )
     actions = p.add_subparsers(dest="action", required=True)
-    export = actions.add_parser("export", help="write the graph as JSON with a sha256 digest")
+    export = command(
+        actions,
+        "export",
+        help="write the graph as JSON with a sha256 digest",
+        examples=[
+            ("excerpt graph export > graph.json", "the graph of the current directory"),
+            (
+                "excerpt graph export --repo ~/src/shop -o /tmp/shop-graph.json",
+                "another repository's graph, written atomically to a file",
+            ),
+        ],
+    )
     add_repo(export)
-    export.add_argument("--output", "-o", type=Path, help="write to this file (default stdout)")
+    add_output(export)
     export.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    text = to_json(export_graph(args.repo))
-    if args.output is None:
-        sys.stdout.write(text)
-        return 0
-    try:
-        args.output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
-    sys.stderr.write(f"graph written to {args.output}\n")
+    emit(args, to_json(export_graph(args.repo)))
     return 0

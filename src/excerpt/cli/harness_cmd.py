@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from excerpt.cli.common import add_repo
+from excerpt.cli.common import add_output, add_repo, command
+from excerpt.cli.output import emit
 from excerpt.harness import infer_harness
 from excerpt.render.markdown import render_harness
 from excerpt.render.text import to_json
@@ -15,16 +15,25 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser(
+    p = command(
+        sub,
         "harness",
         help="inferred setup and validation commands with evidence (nothing is run)",
+        examples=[
+            ("excerpt harness", "how the current directory is installed, tested and linted"),
+            (
+                "excerpt harness --repo ~/src/shop --no-ci --json -o harness.json",
+                "what the manifests alone say, as JSON in harness.json",
+            ),
+        ],
     )
     add_repo(p)
     p.add_argument("--no-ci", action="store_true", help="ignore CI workflow files (manifests only)")
+    add_output(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     doc = infer_harness(args.repo, use_ci=not args.no_ci).to_dict()
-    sys.stdout.write(to_json(doc) if args.json else render_harness(doc))
+    emit(args, to_json(doc) if args.json else render_harness(doc))
     return 0

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from excerpt.cli.common import add_filters, add_output, add_repo, command, filters_of
+from excerpt.cli.output import emit
 from excerpt.index.build import index_repository
 from excerpt.render.progress import ProgressBar
 from excerpt.render.text import render_index, to_json
@@ -14,17 +16,30 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("index", help="build or refresh the index of a repository")
-    p.add_argument("--repo", default=".", help="repository directory (default: .)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = command(
+        sub,
+        "index",
+        help="build or refresh the index of a repository",
+        examples=[
+            ("excerpt index --stats", "index the current directory; list every omitted path"),
+            (
+                "excerpt index --repo ~/src/shop --exclude 'vendor/**' --json -o index.json",
+                "vendored code left out, the figures as JSON in index.json",
+            ),
+        ],
+    )
+    add_repo(p)
     p.add_argument("--stats", action="store_true", help="also list omitted paths and reasons")
+    add_filters(p)
+    add_output(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     bar = ProgressBar(sys.stderr, "indexing") if sys.stderr.isatty() and not args.json else None
     try:
-        report = index_repository(args.repo, progress=bar)
+        with filters_of(args):
+            report = index_repository(args.repo, progress=bar)
     finally:
         if bar is not None:
             bar.close()
@@ -32,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
         doc = report.to_dict()
         if args.stats:
             doc["omitted_paths"] = [{"path": p, "reason": r} for p, r in report.omitted_paths]
-        sys.stdout.write(to_json(doc))
+        emit(args, to_json(doc))
     else:
         omitted = list(report.omitted_paths) if args.stats else None
-        sys.stdout.write(render_index(report, omitted))
+        emit(args, render_index(report, omitted))
     return 0

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from excerpt.cli.common import command, complete_as
 from excerpt.errors import EnvironmentFault
 from excerpt.render.text import to_json
 
@@ -13,13 +14,24 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser(
+    p = command(
+        sub,
         "mcp",
         help="serve excerpt's tools over MCP (stdio)",
         description="Serve excerpt's tools over MCP on stdin/stdout. With --check, start the "
         "server in process instead, call it as a client would, and report whether it serves.",
+        examples=[
+            (
+                'claude mcp add excerpt -- ~/excerpt/.venv/bin/excerpt mcp --repo "$PWD"',
+                "register the server with Claude Code for the current repository",
+            ),
+            ("excerpt mcp --check --repo ~/src/shop", "see that it serves, without a client"),
+        ],
     )
-    p.add_argument("--repo", default=".", help="repository directory (default: .)")
+    complete_as(
+        p.add_argument("--repo", default=".", metavar="DIR", help="repository directory"),
+        "directory",
+    )
     p.add_argument(
         "--check",
         action="store_true",

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from excerpt.cli.common import add_repo, progress_for, read_task
+from excerpt.cli.common import (
+    add_filters,
+    add_output,
+    add_repo,
+    command,
+    complete_as,
+    effective_settings,
+    filters_of,
+    progress_for,
+    read_task,
+)
+from excerpt.cli.output import emit
+from excerpt.core.settings import DEFAULT_BUDGET
 from excerpt.deliver import build_pack, build_plan
 from excerpt.pack import PackRequest
 from excerpt.render.text import to_json
@@ -18,53 +29,96 @@ __all__ = ["register"]
 def _common(p: argparse.ArgumentParser) -> None:
     add_repo(p)
     p.add_argument("task", nargs="?", help="the task text, or - to read it from stdin")
-    p.add_argument("--task-file", metavar="F", help="read the task from a file")
+    complete_as(
+        p.add_argument("--task-file", metavar="F", help="read the task from a file"), "file"
+    )
     p.add_argument(
         "--budget",
         type=int,
-        default=32000,
         metavar="BYTES",
-        help="hard limit on the Markdown result, headers included (default: 32000; a plan's"
-        " text takes at most a quarter of it)",
+        help="hard limit on the Markdown result, headers included; a plan's text takes at most"
+        f" a quarter of it (default: {DEFAULT_BUDGET}, or budget from excerpt.toml or"
+        " [tool.excerpt] in pyproject.toml)",
     )
-    p.add_argument("--changed", nargs="+", default=[], metavar="PATH", help="changed paths")
-    p.add_argument("--changed-from-git", action="store_true", help="working tree + staged")
-    p.add_argument("--graph", type=Path, metavar="FILE", help="a graph from `graph export`")
+    p.add_argument(
+        "--changed",
+        action="append",
+        metavar="PATH",
+        help="a path the change touches, ranked first; one path per flag, repeat it for more"
+        " (--changed a.py --changed b.py)",
+    )
+    p.add_argument(
+        "--changed-from-git",
+        action="store_true",
+        help="the paths git shows changed (working tree + staged)",
+    )
+    complete_as(
+        p.add_argument("--graph", type=Path, metavar="FILE", help="a graph from `graph export`"),
+        "file",
+    )
     p.add_argument("--format", choices=("json", "md"), default="md", help="output format")
+    add_filters(p)
+    add_output(p)
 
 
 def register(sub: Any) -> None:
-    plan = sub.add_parser("plan", help="ranked files and lines to read, without text")
+    plan = command(
+        sub,
+        "plan",
+        help="ranked files and lines to read, without text",
+        examples=[
+            ('excerpt plan "fix the refund webhook retry"', "what to read first, and its size"),
+            (
+                "excerpt plan --task-file issue.md --changed app/refund.py --json",
+                "a task from a file, with a path the change touches, as JSON",
+            ),
+        ],
+    )
     _common(plan)
     plan.set_defaults(handler=run_plan)
-    pack = sub.add_parser("pack", help="a context pack within a byte budget")
+    pack = command(
+        sub,
+        "pack",
+        help="a context pack within a byte budget",
+        examples=[
+            (
+                'excerpt pack "fix the refund webhook retry" --budget 16000',
+                "exact source for a task, at most 16,000 bytes in all",
+            ),
+            (
+                "excerpt pack --task-file issue.md --changed app/refund.py --changed app/models.py"
+                " --exclude 'tests/**' -o pack.md",
+                "a task from a file, two changed paths, tests left out, written to pack.md",
+            ),
+        ],
+    )
     _common(pack)
     pack.set_defaults(handler=run_pack)
 
 
 def _request(args: argparse.Namespace) -> PackRequest:
+    task = read_task(args)
     return PackRequest(
         repo=args.repo,
-        task=read_task(args),
-        budget=args.budget,
-        changed=tuple(args.changed),
+        task=task,
+        budget=effective_settings(args).budget,
+        changed=tuple(args.changed or ()),
         changed_from_git=args.changed_from_git,
         graph_file=args.graph,
     )
 
 
 def _finish(args: argparse.Namespace, doc: dict[str, Any], markdown: str) -> int:
-    if args.json or args.format == "json":
-        sys.stdout.write(to_json(doc))
-    else:
-        sys.stdout.write(markdown)
+    emit(args, to_json(doc) if args.json or args.format == "json" else markdown)
     return 0
 
 
 def run_plan(args: argparse.Namespace) -> int:
+    request = _request(args)
     bar = progress_for(args)
     try:
-        done = build_plan(_request(args), progress=bar)
+        with filters_of(args):
+            done = build_plan(request, progress=bar)
     finally:
         if bar is not None:
             bar.close()
@@ -72,9 +126,11 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def run_pack(args: argparse.Namespace) -> int:
+    request = _request(args)
     bar = progress_for(args)
     try:
-        done = build_pack(_request(args), progress=bar)
+        with filters_of(args):
+            done = build_pack(request, progress=bar)
     finally:
         if bar is not None:
             bar.close()

@@ -9,6 +9,7 @@ redirect it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,6 +21,8 @@ __all__ = [
     "git_env",
     "head_blobs",
     "ls_files",
+    "ls_files_checked",
+    "refusal",
     "run_git",
     "staged_paths",
     "work_tree_top",
@@ -36,6 +39,8 @@ SAFE_CONFIG: tuple[str, ...] = (
 )  # fmt: skip
 
 _TIMEOUT_S = 120.0
+# git's warning for a directory it could not list (LC_ALL=C, core.quotePath=false).
+_UNOPENED = re.compile(r"^warning: could not open directory '(.*/)': ", re.MULTILINE)
 
 
 def git_env() -> dict[str, str]:
@@ -60,7 +65,8 @@ def run_git(
     """Run ``git`` read-only in ``cwd``.
 
     Raises:
-        GitFault: git is missing, timed out, or (with ``check``) exited non-zero.
+        GitFault: git is missing or cannot be started in ``cwd``, timed out, or (with
+            ``check``) exited non-zero; a ``safe.directory`` refusal keeps git's hint.
     """
     argv = ["git", "--no-pager", *SAFE_CONFIG, *args]
     try:
@@ -73,18 +79,38 @@ def run_git(
             timeout=_TIMEOUT_S,
             check=False,
         )
-    except FileNotFoundError as exc:
-        raise GitFault("git is not installed or not on PATH") from exc
     except subprocess.TimeoutExpired as exc:
         raise GitFault(f"git {args[0]} timed out after {_TIMEOUT_S:.0f}s") from exc
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError) and exc.filename == "git":
+            raise GitFault("git is not installed or not on PATH") from exc
+        raise GitFault(f"cannot run git in {cwd}: {exc.strerror or exc}") from exc
     if check and proc.returncode != 0:
-        raise GitFault(_first_line(proc.stderr) or f"git {args[0]} failed")
+        raise GitFault(refusal(proc.stderr) or _first_line(proc.stderr) or f"git {args[0]} failed")
     return proc
 
 
 def _first_line(stderr: bytes) -> str:
     lines = stderr.decode("utf-8", "replace").strip().splitlines()
     return lines[0].strip() if lines else ""
+
+
+def refusal(stderr: bytes) -> str | None:
+    """One line for git's refusal of a repository it does not trust (``safe.directory``,
+    CVE-2022-24765), git's own hint included; None when ``stderr`` is not that refusal.
+
+    git prints the reason, then on a line of its own the command that lifts the check
+    (``git config --global --add safe.directory DIR``); both are kept, so the user can act.
+    """
+    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines()]
+    reason = next((line for line in lines if "dubious ownership" in line), None)
+    if reason is None:
+        return None
+    hint = next((line for line in lines if line.startswith("git config ")), None)
+    reason = reason.removeprefix("fatal: ")
+    return f"git refuses the repository: {reason}" + (
+        f"; if you trust it, run: {hint}" if hint else ""
+    )
 
 
 def work_tree_top(directory: Path) -> Path | None:
@@ -101,9 +127,9 @@ def work_tree_top(directory: Path) -> Path | None:
         if top and _ignored_by_enclosing(directory, Path(top)):
             return None  # an ignored directory inside a repository is not git's to list
         return Path(top) if top else None
-    message = _first_line(proc.stderr)
-    if "dubious ownership" in message:
-        raise GitFault(message)
+    refused = refusal(proc.stderr)
+    if refused is not None:
+        raise GitFault(refused)
     return None
 
 
@@ -112,7 +138,10 @@ def _ignored_by_enclosing(directory: Path, top: Path) -> bool:
     resolved = directory.resolve()
     if resolved == top.resolve():
         return False
-    rel = resolved.relative_to(top.resolve()).as_posix()
+    try:
+        rel = resolved.relative_to(top.resolve()).as_posix()
+    except ValueError:  # git names a top that does not hold it (a mount seen two ways)
+        return False
     proc = run_git(top, "check-ignore", "-q", "--", rel, check=False)
     return proc.returncode == 0
 
@@ -126,13 +155,28 @@ def ls_files(directory: Path) -> tuple[list[str], list[str]]:
     Raises:
         GitFault: git failed.
     """
-    return _ls(directory, "--cached"), _ls(directory, "--others", "--exclude-standard")
+    tracked, untracked, _unopened = ls_files_checked(directory)
+    return tracked, untracked
 
 
-def _ls(directory: Path, *selection: str) -> list[str]:
+def ls_files_checked(directory: Path) -> tuple[list[str], list[str], list[str]]:
+    """``(tracked, untracked, unopened)``: as ``ls_files``, plus the directories git could not
+    open while looking for untracked files (``dir/``, relative to the top of the work tree,
+    as git names them): their untracked files are unknown.
+
+    Raises:
+        GitFault: git failed.
+    """
+    tracked, _ = _ls(directory, "--cached")
+    untracked, stderr = _ls(directory, "--others", "--exclude-standard")
+    text = stderr.decode("utf-8", "surrogateescape")
+    return tracked, untracked, sorted({m.group(1) for m in _UNOPENED.finditer(text)})
+
+
+def _ls(directory: Path, *selection: str) -> tuple[list[str], bytes]:
     proc = run_git(directory, "ls-files", "-z", *selection, "--", ".")
     names = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return sorted({name for name in names if name})
+    return sorted({name for name in names if name}), proc.stderr
 
 
 def head_blobs(directory: Path) -> dict[str, str] | None:

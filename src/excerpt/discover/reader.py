@@ -4,7 +4,8 @@ Order of checks, each before any open: sensitive name, ``lstat`` type, symlink t
 resolved and contained by whole path components, sensitive target, regular file. The file is
 then opened with ``O_NOFOLLOW | O_NONBLOCK`` and the descriptor's ``(st_dev, st_ino)`` must be
 the one that was checked, so a swap between check and open is refused. Size comes from
-``fstat`` and nothing past the cap is read.
+``fstat`` and nothing past the cap is read. A file or directory the process may not open
+(permissions, an I/O error) is ``unreadable``; anything else that fails is ``not_regular_file``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from excerpt.core.hashing import sha256_hex
 from excerpt.core.settings import Limits
 from excerpt.discover.sensitive import is_sensitive_path
 
-__all__ = ["FileContent", "Omission", "classify_encoding", "read_file"]
+__all__ = ["FileContent", "Omission", "classify_encoding", "failure_reason", "read_file"]
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
@@ -66,6 +67,18 @@ def _is_utf8(data: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+# What the filesystem says when the file is there but this process cannot read it.
+_UNREADABLE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EIO})
+
+
+def failure_reason(exc: BaseException) -> str:
+    """The omission reason of a failed look-up or read: ``unreadable`` when the path is
+    there but may not be read (permission bits, an I/O error), else ``not_regular_file``."""
+    if isinstance(exc, OSError) and exc.errno in _UNREADABLE_ERRNOS:
+        return "unreadable"
+    return "not_regular_file"
 
 
 def _contained(root: Path, target: Path) -> bool:
@@ -119,8 +132,8 @@ def _resolve_target(root: Path, rel: str) -> Path | Omission:
     """The real path a workspace path names, or why it may not be opened."""
     try:
         real = (root / rel).resolve(strict=True)
-    except (OSError, RuntimeError, ValueError):  # dangling, loop (RuntimeError < 3.13), EACCES
-        return Omission(path=rel, reason="not_regular_file")
+    except (OSError, RuntimeError, ValueError) as exc:  # dangling, loop (RuntimeError < 3.13)
+        return Omission(path=rel, reason=failure_reason(exc))
     if not _contained(root, real) or real == root:
         return Omission(path=rel, reason="symlink_outside_root")
     resolved = real.relative_to(root).as_posix()
@@ -159,15 +172,15 @@ def read_file(root: Path, rel: str, limits: Limits) -> FileContent | Omission:
                 return target
             # the resolved path has no links; if one appears now, the open refuses it
             opened = _open_beneath(root, list(target.relative_to(root).parts), rel, limits)
-    except (OSError, ValueError, _SymlinkOnPath):  # ValueError: a name the OS cannot encode
-        return Omission(path=rel, reason="not_regular_file")
+    except (OSError, ValueError, _SymlinkOnPath) as exc:  # ValueError: an unencodable name
+        return Omission(path=rel, reason=failure_reason(exc))
     if isinstance(opened, Omission):
         return opened
     fd, checked = opened
     try:
         return _read_checked(fd, rel, checked, limits)
-    except OSError:
-        return Omission(path=rel, reason="not_regular_file")
+    except OSError as exc:
+        return Omission(path=rel, reason=failure_reason(exc))
     finally:
         os.close(fd)
 

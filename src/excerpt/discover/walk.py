@@ -1,22 +1,26 @@
 """List candidate files: git's own list inside a work tree, ``.gitignore`` rules outside.
 
 Only names are gathered here (plus ``lstat`` for the incremental check); the guarded reader
-decides what may be opened.
+decides what may be opened. A directory or file this process may not read is an ``unreadable``
+omission (a directory is listed with a trailing ``/``: its files are unknown), never an error;
+only a root that cannot be listed is.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pathspec
 
 from excerpt.core import git
 from excerpt.core.settings import Limits
-from excerpt.discover.reader import FileContent, Omission, read_file
+from excerpt.discover.filters import PathFilter, repository_filter
+from excerpt.discover.reader import FileContent, Omission, failure_reason, read_file
 from excerpt.discover.sensitive import is_sensitive_path
 from excerpt.errors import NotADirectoryFault
 
@@ -71,19 +75,51 @@ def _skipped_dir(parts: Iterable[str], tracked: bool) -> bool:
     return False
 
 
-def discover(root: Path, limits: Limits) -> Discovery:
+def discover(root: Path, limits: Limits, filters: PathFilter | None = None) -> Discovery:
     """Candidates and name-level omissions under ``root`` (a resolved directory), sorted.
 
+    Paths ``filters`` leaves out (default: the root's ``.excerptignore`` and include/exclude
+    settings) are omitted as ``excluded``, before anything else is looked at.
+
     Raises:
+        UsageError: a settings file or ``.excerptignore`` is invalid.
         GitFault: ``root`` is in a git work tree that git refuses to read.
+        NotADirectoryFault: ``root`` cannot be listed.
     """
-    in_git = git.work_tree_top(root) is not None
-    if in_git:
-        tracked, untracked = git.ls_files(root)
+    top = git.work_tree_top(root)
+    unlisted: list[str] = []
+    if top is not None:
+        tracked, untracked, unopened = git.ls_files_checked(root)
         listed = [(p, True) for p in tracked] + [(p, False) for p in untracked]
+        unlisted = _below(root, top, unopened)
     else:
-        listed = [(p, False) for p in _walk(root, limits)]
-    return _classify(root, in_git, sorted(listed), limits)
+        paths, unlisted = _walk(root, limits)
+        listed = [(p, False) for p in paths]
+    listed, excluded = (filters or repository_filter(root, limits)).partition(listed)
+    found = _classify(root, top is not None, sorted(listed), limits)
+    found = _with_excluded(found, excluded)
+    if not unlisted:
+        return found
+    dirs = [Omission(path=display_path(d), reason="unreadable") for d in unlisted]
+    omitted = sorted((*found.omitted, *dirs), key=lambda o: (o.path, o.reason))
+    return Discovery(
+        root=root,
+        in_git=found.in_git,
+        candidates=found.candidates,
+        omitted=tuple(omitted),
+        truncated=found.truncated,
+    )
+
+
+def _below(root: Path, top: Path, dirs: list[str]) -> list[str]:
+    """``dirs`` (relative to the work tree ``top``, as git reports them) that lie under
+    ``root``, made relative to it."""
+    try:
+        prefix = root.relative_to(top.resolve()).as_posix()
+    except ValueError:
+        return []
+    prefix = "" if prefix == "." else prefix + "/"
+    return sorted(d[len(prefix) :] for d in dirs if d.startswith(prefix) and d != prefix)
 
 
 def _classify(
@@ -127,8 +163,12 @@ def _candidate(root: str, path: str, limits: Limits) -> Candidate | Omission | N
         return Omission(path=path, reason="sensitive")
     try:
         st = os.lstat(os.path.join(root, path))
-    except OSError:
-        return None  # listed by git but gone from the work tree: nothing to read
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None  # listed by git but gone from the work tree: nothing to read
+        return Omission(path=display_path(path), reason=failure_reason(exc))
+    except ValueError:  # a name the OS cannot take (a NUL byte)
+        return Omission(path=display_path(path), reason="not_regular_file")
     is_link = stat.S_ISLNK(st.st_mode)
     if not is_link and not stat.S_ISREG(st.st_mode):
         # submodule checkouts are directories; FIFOs, sockets and devices are never opened
@@ -141,15 +181,29 @@ def _candidate(root: str, path: str, limits: Limits) -> Candidate | Omission | N
     )
 
 
-def _walk(root: Path, limits: Limits) -> list[str]:
-    """Iterative walk outside git, honouring nested ``.gitignore`` files; never follows links."""
+def _walk(root: Path, limits: Limits) -> tuple[list[str], list[str]]:
+    """Iterative walk outside git, honouring nested ``.gitignore`` files; never follows links.
+
+    Returns the file paths and the directories that could not be listed (``dir/``).
+
+    Raises:
+        NotADirectoryFault: the root itself cannot be listed.
+    """
     out: list[str] = []
+    unlisted: list[str] = []
     stack: list[tuple[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]]] = [("", ())]
     while stack:
         rel_dir, specs = stack.pop()
         try:
-            entries = sorted(os.scandir(root / rel_dir), key=lambda e: e.name)
-        except OSError:
+            with os.scandir(root / rel_dir) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            if not rel_dir:
+                raise NotADirectoryFault(
+                    f"repository is not readable: {root}: {exc.strerror}"
+                ) from None
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):  # not merely gone meanwhile
+                unlisted.append(rel_dir)
             continue
         if any(e.name == ".gitignore" for e in entries):
             specs = _with_gitignore(root, rel_dir, specs, limits)
@@ -158,20 +212,27 @@ def _walk(root: Path, limits: Limits) -> list[str]:
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
-                continue
+                is_dir = False  # the reader decides what the entry is, and says so
             if _ignored(rel, is_dir, specs):
                 continue
             if is_dir:
-                if (
-                    not _skipped_dir((entry.name,), tracked=False)
-                    and not (Path(entry.path) / "pyvenv.cfg").exists()
-                ):
+                if not _skipped_dir((entry.name,), tracked=False) and not _is_venv(entry.path):
                     stack.append((rel + "/", specs))
             else:
                 out.append(rel)
             if len(out) > limits.max_files * 2:
-                return out
-    return out
+                return out, unlisted
+    return out, unlisted
+
+
+def _is_venv(directory: str) -> bool:
+    """Whether ``directory`` is a virtualenv (holds ``pyvenv.cfg``); False when it cannot be
+    looked into (the walk then reports it as unreadable)."""
+    try:
+        os.stat(os.path.join(directory, "pyvenv.cfg"))
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _with_gitignore(
@@ -204,10 +265,21 @@ def resolve_root(repo: str | os.PathLike[str]) -> Path:
     path = Path(repo)
     try:
         root = path.resolve(strict=True)
-    except (OSError, RuntimeError):
+    except PermissionError:
+        raise NotADirectoryFault(f"repository is not readable: {path}") from None
+    except (OSError, RuntimeError, ValueError):
         raise NotADirectoryFault(f"repository not found: {path}") from None
     if not root.is_dir():
         raise NotADirectoryFault(f"not a directory: {path}")
     if not os.access(root, os.R_OK | os.X_OK):
         raise NotADirectoryFault(f"repository is not readable: {path}")
     return root
+
+
+def _with_excluded(found: Discovery, excluded: list[str]) -> Discovery:
+    """``found`` plus the paths the user's filters left out, as ``excluded`` omissions."""
+    if not excluded:
+        return found
+    dropped = [Omission(path=display_path(p), reason="excluded") for p in excluded]
+    omitted = sorted((*found.omitted, *dropped), key=lambda o: (o.path, o.reason))
+    return replace(found, omitted=tuple(omitted))

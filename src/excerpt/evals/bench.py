@@ -59,7 +59,9 @@ def load_tasks(path: Path, limit: int | None = None) -> list[BenchTask]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise UsageError(f"cannot read dataset {path}: {exc.strerror}") from None
+        raise UsageError(f"cannot read dataset {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"cannot read dataset {path}: not UTF-8 text") from None
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -76,7 +78,7 @@ def load_tasks(path: Path, limit: int | None = None) -> list[BenchTask]:
                     repo_dir=doc.get("repo_dir"),
                 )
             )
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise UsageError(f"{path}:{number}: malformed task ({type(exc).__name__})") from None
         if limit is not None and len(tasks) >= limit:
             break

@@ -23,6 +23,7 @@ from excerpt.core.settings import Limits, repo_cache_dir
 from excerpt.discover.reader import Omission
 from excerpt.discover.walk import Candidate, Discovery, discover, resolve_root
 from excerpt.errors import CacheFault
+from excerpt.index.db import make_cache_dir
 from excerpt.index.process import process_paths
 from excerpt.index.records import FileRecord
 from excerpt.index.resolve import resolve_graph
@@ -95,7 +96,7 @@ def index_repository(
     root = resolve_root(repo)
     limits = limits or Limits()
     cache = repo_cache_dir(root, cache_dir)
-    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_cache_dir(cache)
     with writer_lock(cache):
         if progress is not None:
             progress(0, 0, "discover")
@@ -215,18 +216,28 @@ def _process(
 ) -> Iterator[FileRecord | Omission]:
     workers = jobs if jobs is not None else len(os.sched_getaffinity(0))
     work = partial(process_paths, str(root), limits=limits)
-    if workers <= 1 or len(paths) < _PARALLEL_MIN:
+    pool = _pool(workers) if workers > 1 and len(paths) >= _PARALLEL_MIN else None
+    if pool is None:
         for chunk in _chunks(paths, _CHUNK):
             yield from work(chunk)
         return
+    with pool:
+        for results in pool.map(work, _chunks(paths, _CHUNK)):
+            yield from results
+
+
+def _pool(workers: int) -> ProcessPoolExecutor | None:
+    """Worker processes, or None where the platform cannot make them (no POSIX semaphores,
+    e.g. an unwritable ``/dev/shm``): the files are then read in this process."""
     # spawn, not fork: a forked worker would inherit the writer lock and database descriptors
     # and, orphaned by a killed parent, keep the lock held
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=context,
-        initializer=_watch_parent,
-        initargs=(os.getpid(),),
-    ) as pool:
-        for results in pool.map(work, _chunks(paths, _CHUNK)):
-            yield from results
+    try:
+        return ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=context,
+            initializer=_watch_parent,
+            initargs=(os.getpid(),),
+        )
+    except (OSError, NotImplementedError):
+        return None

@@ -31,6 +31,8 @@ __all__ = [
     "CorruptIndex",
     "connect",
     "is_corruption",
+    "is_environmental",
+    "make_cache_dir",
     "migrate",
     "quarantine",
     "untrusted_file",
@@ -64,7 +66,43 @@ def is_corruption(exc: BaseException) -> bool:
     return isinstance(exc, CORRUPTION)
 
 
+# SQLite primary result codes by which the environment refuses (permissions, a read-only or
+# full disk, another process): the database may be fine, so it must not be discarded.
+_ENVIRONMENT_CODES = frozenset(
+    {
+        sqlite3.SQLITE_PERM, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_NOMEM,
+        sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_CANTOPEN,
+    }
+)  # fmt: skip
+
+
+def is_environmental(exc: BaseException) -> bool:
+    """Whether a SQLite error is the environment refusing rather than a damaged file."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (
+        isinstance(exc, sqlite3.Error)
+        and isinstance(code, int)
+        and (code & 0xFF) in _ENVIRONMENT_CODES
+    )
+
+
 _LOCK_WAIT_S = 30.0
+_CACHE_HINT = "set EXCERPT_CACHE_DIR to a writable directory"
+
+
+def make_cache_dir(cache_dir: Path) -> None:
+    """Create a repository's cache directory, private to the user, if it is not there.
+
+    Raises:
+        CacheFault: it cannot be created (an unwritable or read-only parent, a file in the way).
+    """
+    try:
+        cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CacheFault(
+            f"cannot create cache directory {cache_dir}: {exc.strerror or exc} ({_CACHE_HINT})"
+        ) from exc
 
 
 @contextlib.contextmanager
@@ -78,7 +116,9 @@ def writer_lock(cache_dir: Path, wait_s: float = _LOCK_WAIT_S) -> Iterator[None]
     try:
         fd = os.open(cache_dir / "writer.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        raise CacheFault(f"cannot create the cache lock in {cache_dir}: {exc.strerror}") from exc
+        raise CacheFault(
+            f"cannot create the cache lock in {cache_dir}: {exc.strerror or exc} ({_CACHE_HINT})"
+        ) from exc
     try:
         deadline = time.monotonic() + wait_s
         while True:
@@ -95,10 +135,17 @@ def writer_lock(cache_dir: Path, wait_s: float = _LOCK_WAIT_S) -> Iterator[None]
 
 
 def untrusted_file(db: Path) -> str | None:
+    """Why the database path must not be opened, or None.
+
+    Raises:
+        CacheFault: the cache directory cannot be looked into.
+    """
     try:
         st = os.lstat(db)
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise CacheFault(f"cannot use the cache in {db.parent}: {exc.strerror or exc}") from exc
     if not stat.S_ISREG(st.st_mode):
         return "the database path is not a regular file"
     return None

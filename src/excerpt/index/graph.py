@@ -29,22 +29,47 @@ def graph_document(nodes: Iterable[str], edges: Iterable[tuple[str, str, str]]) 
     return {**body, "sha256": sha256_hex(canonical_json(body))}
 
 
+def _read_json(path: Path) -> Any:
+    """The JSON document in ``path`` (a pipe such as ``<(excerpt graph export)`` works too),
+    read up to the size cap.
+
+    Raises:
+        UsageError: missing, unreadable, too large or not JSON, naming the file and why.
+    """
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(_MAX_GRAPH_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read graph file {path}: {exc.strerror or exc}") from None
+    except ValueError:  # a NUL byte in the name
+        raise UsageError(f"cannot read graph file {path}: not a valid file name") from None
+    if len(data) > _MAX_GRAPH_BYTES:
+        raise UsageError(f"graph file {path} is larger than {_MAX_GRAPH_BYTES >> 20} MiB")
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise UsageError(f"graph file {path} is not JSON: {exc.msg} at {where}") from None
+    except (ValueError, RecursionError):  # not UTF-8; nested past the parser's depth
+        raise UsageError(f"graph file {path} is not JSON: not UTF-8 or nested too deeply") from None
+
+
 def load_graph(path: Path) -> tuple[list[tuple[str, str, str]], str]:
     """Edges and digest of a graph file, after checking its digest.
 
     Raises:
-        UsageError: unreadable, not a graph document, or a digest mismatch.
+        UsageError: unreadable, not a graph document, or a digest mismatch (the message names
+            the file and the reason).
     """
-    try:
-        if path.stat().st_size > _MAX_GRAPH_BYTES:
-            raise UsageError(f"graph file too large: {path}")
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read graph file {path}: {type(exc).__name__}") from None
+    doc = _read_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("sha256"), str):
-        raise UsageError("graph file has no sha256 digest")
+        raise UsageError(f"graph file {path} has no sha256 digest")
     body = {k: v for k, v in doc.items() if k != "sha256"}
-    if sha256_hex(canonical_json(body)) != doc["sha256"]:
+    try:
+        digest = sha256_hex(canonical_json(body))
+    except UnicodeEncodeError:  # a lone surrogate (\ud800) no export ever writes
+        raise UsageError(f"graph file {path} holds text that is not Unicode") from None
+    if digest != doc["sha256"]:
         raise UsageError("graph file digest mismatch: refusing a modified graph")
     edges = body.get("edges")
     if not isinstance(edges, list):

@@ -54,7 +54,7 @@ def _manifest(path: str, data: bytes) -> str | None:
     if name == "package.json":
         try:
             doc = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past the parser's depth
             return None
         value = doc.get("name") if isinstance(doc, dict) else None
         return value if isinstance(value, str) and value else None

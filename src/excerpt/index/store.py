@@ -24,6 +24,8 @@ from excerpt.index.db import (
     CorruptIndex,
     connect,
     is_corruption,
+    is_environmental,
+    make_cache_dir,
     migrate,
     quarantine,
     untrusted_file,
@@ -61,13 +63,14 @@ class IndexStore:
     def open(cls, cache_dir: Path) -> IndexStore:
         """Open (creating, migrating or rebuilding) the index in ``cache_dir``.
 
+        A database that is damaged or not excerpt's is moved aside and rebuilt; one that
+        cannot be opened or written (permissions, a read-only or full disk, busy) is an error,
+        never a reason to discard it.
+
         Raises:
             CacheFault: the cache directory or database cannot be used at all.
         """
-        try:
-            cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        except OSError as exc:
-            raise CacheFault(f"cannot create cache directory {cache_dir}: {exc.strerror}") from exc
+        make_cache_dir(cache_dir)
         db = cache_dir / DB_NAME
         problem = untrusted_file(db)
         if problem is None:
@@ -78,7 +81,15 @@ class IndexStore:
                 if problem is None:
                     migrate(conn)
                     return cls(conn, None)
+            except OSError as exc:
+                raise CacheFault(
+                    f"cannot open the index database {db}: {exc.strerror or exc}"
+                ) from exc
             except OPEN_ERRORS as exc:
+                if is_environmental(exc):
+                    if conn is not None:
+                        conn.close()
+                    raise CacheFault(f"cannot use the index database {db}: {exc}") from exc
                 problem = f"unreadable database ({type(exc).__name__})"
             if conn is not None:
                 conn.close()
@@ -86,8 +97,8 @@ class IndexStore:
         try:
             conn = connect(db)
             migrate(conn)
-        except sqlite3.Error as exc:
-            raise CacheFault(f"cannot create the index database: {exc}") from exc
+        except (OSError, sqlite3.Error) as exc:
+            raise CacheFault(f"cannot create the index database in {cache_dir}: {exc}") from exc
         return cls(conn, problem)
 
     def close(self) -> None:

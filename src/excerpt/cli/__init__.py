@@ -13,19 +13,6 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from excerpt import __version__
-from excerpt.cli import (
-    bench_cmd,
-    completion_cmd,
-    config_cmd,
-    eval_cmd,
-    get_cmd,
-    graph_cmd,
-    harness_cmd,
-    index_cmd,
-    mcp_cmd,
-    pack_cmd,
-    risk_cmd,
-)
 from excerpt.cli.common import HelpFormatter
 from excerpt.cli.errors_out import ArgumentsRejected, failure_of, report, wants_json
 from excerpt.errors import ExcerptError
@@ -54,6 +41,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"excerpt {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    # the command modules (and the library they call) load with the parser, not with the
+    # package: ``excerpt --version`` needs none of them
+    from excerpt.cli import (
+        bench_cmd,
+        completion_cmd,
+        config_cmd,
+        eval_cmd,
+        get_cmd,
+        graph_cmd,
+        harness_cmd,
+        index_cmd,
+        mcp_cmd,
+        pack_cmd,
+        risk_cmd,
+    )
+
     index_cmd.register(sub)
     pack_cmd.register(sub)
     get_cmd.register(sub)
@@ -77,6 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="excerpt: %(message)s")
     words = list(sys.argv[1:] if argv is None else argv)
+    if words == ["--version"]:  # answered before the commands and the library are loaded
+        sys.stdout.write(f"excerpt {__version__}\n")
+        return 0
     machine = wants_json(words)  # argparse may reject the words before there are args
     parser = build_parser()
     try:

@@ -176,9 +176,18 @@ def _candidate(root: str, path: str, limits: Limits) -> Candidate | Omission | N
     if not is_link and st.st_size > limits.max_file_bytes:
         # never read, so it must not spend the total-bytes budget of files that will be
         return Omission(path=path, reason="too_large", size=st.st_size)
-    return Candidate(
-        path=path, size=0 if is_link else st.st_size, mtime_ns=st.st_mtime_ns, is_link=is_link
-    )
+    if is_link:
+        # what a refresh compares for a link is its target's size and mtime (what the index
+        # read through it), so an unchanged link is not read again; a link to nothing is
+        # omitted here, as reading it would (metadata only: the target is never opened here)
+        try:
+            st = os.stat(os.path.join(root, path))
+            real = os.path.realpath(os.path.join(root, path))
+        except (OSError, ValueError):
+            return Omission(path=path, reason="not_regular_file")
+        if os.path.commonpath([os.path.realpath(root), real]) != os.path.realpath(root):
+            return Omission(path=path, reason="symlink_outside_root")
+    return Candidate(path=path, size=st.st_size, mtime_ns=st.st_mtime_ns, is_link=is_link)
 
 
 def _walk(root: Path, limits: Limits) -> tuple[list[str], list[str]]:

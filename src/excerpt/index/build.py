@@ -137,7 +137,7 @@ def _changed(found: Discovery, stored: dict[str, tuple[int, int, str]]) -> list[
     out = []
     for cand in found.candidates:
         old = stored.get(cand.path)
-        if cand.is_link or old is None or (old[0], old[1]) != (cand.size, cand.mtime_ns):
+        if old is None or (old[0], old[1]) != (cand.size, cand.mtime_ns):
             out.append(cand)
     return out
 

@@ -339,3 +339,18 @@ def test_an_empty_pack_says_why_it_is_empty(
     done = deliver.build_pack(request(repo, "fix the widget", 1000, cache_dir))
     assert done.pack.items == ()
     assert f"Note: {'the repository ' if not files else ''}{says}" in done.text
+
+
+def test_many_small_matching_files_still_fill_a_small_budget(
+    make_repo: Callable[..., Path], cache_dir: Path
+) -> None:
+    # each excerpt costs more in headers than in source: fitting must not give up on all
+    files = {f"m{i}.py": f"def func_{i}(x):\n    return x * {i}\n" for i in range(100)}
+    repo = make_repo(files, name="tiny")
+    for budget in (1000, 2000, 4000):
+        done = deliver.build_pack(
+            request(repo, "func_3 returns the wrong thing", budget, cache_dir)
+        )
+        assert done.pack.items, budget
+        assert size(done.text) <= budget
+        assert "def func_3(x):" in done.text

@@ -46,6 +46,9 @@ MIN_BUDGET = 300  # bytes: the smallest result that still says what was left out
 PLAN_SHARE = 0.25  # a plan's text takes at most this share of the budget: it is the cheap call
 _PIECE_STORE = "o200k-pieces.sqlite3"  # token counts of text pieces seen (excerpt's cache)
 _FIT_ROUNDS = 12
+_BISECT_ROUNDS = 12
+_WELL_USED = 0.9  # a rendering that fills this share of the room needs no bisection
+_CLOSE_BYTES = 32  # text budgets this close select the same excerpts, near enough
 _SETTLE_ROUNDS = 8
 _NEAR = 0.02  # a rendering within 2% of the limit is full enough
 # From this room on, excerpts make room for the legend and the next regions;
@@ -117,27 +120,49 @@ def fit_pack(
     # for them. Figures as wide as the room are never narrower than the settled ones.
     widest = Figures(room, room)
     best: Pack | None = None
-    text_budget, tried = room, set()
+    best_size = 0
+
+    def measure(text_budget: int) -> tuple[Pack, int]:
+        pack = select(prep, task, text_budget, budget)
+        return pack, len(draft(pack, widest, trim=room < _FULL_FROM).encode("utf-8"))
+
+    # First, guesses from each overshoot or slack (few rounds; most packs end here). The
+    # text budget that fits lies in [lo, hi).
+    lo, hi, text_budget, tried = 0, room + 1, room, set()
     for _ in range(_FIT_ROUNDS):
         if text_budget in tried:
             break
         tried.add(text_budget)
-        pack = select(prep, task, text_budget, budget)
-        size = len(draft(pack, widest, trim=room < _FULL_FROM).encode("utf-8"))
+        pack, size = measure(text_budget)
         if size > room:
+            hi = min(hi, text_budget)
             text_budget = max(0, min(text_budget, pack.used_bytes) - (size - room))
             continue
+        lo = max(lo, text_budget)
         if best is None or pack.used_bytes > best.used_bytes:
-            best = pack
+            best, best_size = pack, size
         if room - size <= room * _NEAR or text_budget >= room:
             break
         text_budget = min(room, text_budget + (room - size))
+    # Then, when that left the room poorly used (each excerpt costing more in headers than
+    # the slack it was cut by), bisect between what fitted and what did not.
+    for _ in range(_BISECT_ROUNDS):
+        if best_size >= room * _WELL_USED or hi - lo <= _CLOSE_BYTES:
+            break
+        text_budget = (lo + hi) // 2
+        pack, size = measure(text_budget)
+        if size > room:
+            hi = text_budget
+            continue
+        lo = text_budget
+        if best is None or pack.used_bytes > best.used_bytes:
+            best, best_size = pack, size
     if best is None:  # a tight budget: no excerpt, and the optional parts give way
         best = select(prep, task, 0, budget)
         if len(draft(best, widest).encode("utf-8")) > room:
             raise UsageError(f"--budget must be at least {MIN_BUDGET} bytes")
-    final = best
     count = TokenCounter(prep.cache.parent.parent / _PIECE_STORE)  # the cache's root
+    final = replace(best, items=tuple(replace(i, tokens=count(i.text)) for i in best.items))
     text, figures = _settle(lambda f: draft(final, f), count)
     pack = replace(final, rendered_bytes=figures.rendered_bytes, tokens=figures.tokens)
     return Delivered(pack=pack, text=text)

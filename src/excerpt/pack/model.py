@@ -44,6 +44,7 @@ class Item:
     score: float
     reasons: tuple[Reason, ...]
     text: str
+    tokens: int | None = None  # exact o200k tokens of ``text``, once delivered
 
     def __post_init__(self) -> None:
         if not 1 <= self.start_line <= self.end_line:
@@ -52,7 +53,11 @@ class Item:
             raise ValueError("bytes must be the UTF-8 length of text")
 
     def to_dict(self) -> dict[str, Any]:
-        return _wire(self)
+        out = _wire(self)
+        tokens = out.pop("tokens")
+        if tokens is not None:
+            out["tokens"] = {"o200k": tokens}
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

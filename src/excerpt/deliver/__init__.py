@@ -113,7 +113,7 @@ def fit_pack(
 
     def draft(pack: Pack, figures: Figures, trim: bool = True) -> str:
         return render_pack_md(
-            pack.to_dict(), figures, limit=room, retrieve=retrieve, notes=notes, trim=trim
+            pack.body(), figures, limit=room, retrieve=retrieve, notes=notes, trim=trim
         )
 
     # Fitting measures the full rendering (guide, legend, next regions): excerpts make room

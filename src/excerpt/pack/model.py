@@ -121,7 +121,13 @@ class Pack:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
+        body = self.body()
+        return {"pack_id": pack_id(body), **body}
+
+    def body(self) -> dict[str, Any]:
+        """Every field of the wire form but ``pack_id`` (what a rendering reads: hashing the
+        whole pack for an id it does not show would be work for nothing)."""
+        return {
             "schema": PACK_SCHEMA,
             "task_sha256": self.task_sha256,
             "budget": self.budget_dict(),
@@ -131,7 +137,6 @@ class Pack:
             "graph": self.graph,
             "stats": self.stats,
         }
-        return {"pack_id": pack_id(body), **body}
 
 
 def pack_id(body: dict[str, Any]) -> str:

@@ -281,8 +281,11 @@ def render_plan_md(plan: Mapping[str, Any], *, limit: int) -> str:
         head.append(f"Left out: {len(plan['omitted'])} ({_left_out(plan['omitted'])}).")
     out = list(head)
     shown = 0
+    # sizes add line by line: keep the running total (a plan can list thousands of regions)
+    used, reserve = _size(out), _size([_legend(legend), "… 99999 more"])
     for row in rows:
-        if _size([*out, row, _legend(legend), "… 99999 more"]) > limit:
+        used += _size([row])
+        if used + reserve > limit:
             break
         out.append(row)
         shown += 1

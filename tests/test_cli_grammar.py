@@ -196,3 +196,28 @@ def test_an_ordinary_run_never_imports_the_completion_library() -> None:
     probe += "assert 'shtab' not in sys.modules"
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+def _modules_after(code: str) -> set[str]:
+    probe = f"import sys, json; {code}; print(json.dumps(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return set(json.loads(proc.stdout.decode().splitlines()[-1]))
+
+
+def test_the_parser_loads_no_command_s_library() -> None:
+    loaded = _modules_after("from excerpt.cli import build_parser; build_parser()")
+    heavy = {"pydantic", "mcp", "regex", "sqlite3", "pathspec", "multiprocessing"}
+    assert not loaded & heavy
+    assert not {m for m in loaded if m.startswith(("excerpt.index", "excerpt.harness"))}
+
+
+def test_a_warm_pack_loads_neither_pydantic_nor_worker_processes(tmp_path: Path) -> None:
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "refund.py").write_text("def refund():\n    return 1\n")
+    env = f"import os; os.environ['EXCERPT_CACHE_DIR'] = {str(tmp_path / 'cache')!r}"
+    run = "from excerpt.cli import main; main(['pack', '--repo', {0!r}, 'refund'])"
+    _modules_after(f"{env}; {run.format(str(tmp_path / 'repo'))}")  # the cold index
+    loaded = _modules_after(f"{env}; {run.format(str(tmp_path / 'repo'))}")
+    assert "excerpt.deliver" in loaded  # the pack ran
+    assert not loaded & {"pydantic", "multiprocessing", "concurrent.futures", "mcp"}

@@ -450,7 +450,7 @@ def test_an_os_error_no_library_call_handled_is_an_environment_error_not_a_crash
     def denied(*args: object, **kwargs: object) -> None:
         raise PermissionError(errno.EACCES, "Permission denied", "/srv/out/report.json")
 
-    monkeypatch.setattr("excerpt.cli.index_cmd.index_repository", denied)
+    monkeypatch.setattr("excerpt.index.build.index_repository", denied)
     assert main(["index", "--repo", str(tmp_path), "--json"]) == 3
     doc = _json_error(*capsys.readouterr())
     assert doc == {
@@ -468,7 +468,7 @@ def test_an_unexpected_exception_is_an_internal_error_with_exit_70_and_no_traceb
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr("excerpt.cli.index_cmd.index_repository", broken)
+    monkeypatch.setattr("excerpt.index.build.index_repository", broken)
     assert main(["index", "--repo", str(tmp_path), "--json"]) == 70
     doc = _json_error(*capsys.readouterr())
     assert doc == {
@@ -602,7 +602,7 @@ def test_without_worker_processes_the_index_is_built_in_process(
     def no_semaphores(*args: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSYS, "Function not implemented")
 
-    monkeypatch.setattr(build, "ProcessPoolExecutor", no_semaphores)
+    monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", no_semaphores)
     repo = make_repo({f"m{i}.py": f"X{i} = {i}\n" for i in range(build._PARALLEL_MIN)})
     report = index_repository(repo, cache_dir=cache_dir, jobs=2)
     assert report.files_indexed == build._PARALLEL_MIN

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import excerpt
 from excerpt.cli import main
+from excerpt.core.hashing import sha256_hex
 from excerpt.errors import EnvironmentFault, UsageError
 from excerpt.evals import risk_suite
 from excerpt.evals.corpus import RiskCase, RiskCorpus, load_corpus
@@ -23,6 +24,7 @@ from excerpt.risk import (
     is_gate_risk_path,
     is_secret_path,
     risk_report,
+    vocabulary_schema,
 )
 from excerpt.risk import vocabulary as vocab_module
 
@@ -284,8 +286,25 @@ def test_a_malformed_vocabulary_is_refused_with_the_place_named(change: str) -> 
         vocab_module.load_vocabulary(_broken(change))
 
 
-def test_the_packaged_vocabulary_loads() -> None:
-    assert vocab_module.load_vocabulary(vocab_module._read_vocabulary()).concepts
+def test_the_packaged_vocabulary_conforms_and_its_digest_is_the_one_pinned() -> None:
+    text = vocab_module._read_vocabulary()
+    vocabulary_schema.check_vocabulary(text)  # the file as shipped conforms to the schema
+    assert sha256_hex(text.encode("utf-8")) == vocab_module.PACKAGED_SHA256
+    assert vocab_module.load_vocabulary(text).concepts
+
+
+def test_the_packaged_vocabulary_compiles_as_the_schema_checked_path_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = vocab_module._read_vocabulary()
+    trusted = vocab_module.load_vocabulary(text)
+    checked: list[str] = []
+    monkeypatch.setattr(vocab_module, "PACKAGED_SHA256", "")
+    monkeypatch.setattr(vocabulary_schema, "check_vocabulary", checked.append)
+    again = vocab_module.load_vocabulary(text)
+    assert checked == [text] and again.concepts == trusted.concepts
+    assert again.path_rules.first == trusted.path_rules.first
+    assert again.query_rules.first == trusted.query_rules.first
 
 
 def test_a_broken_installed_vocabulary_is_a_one_line_error_not_a_traceback(

@@ -10,8 +10,6 @@ from typing import Any
 
 from excerpt.cli.common import command
 from excerpt.errors import UsageError
-from excerpt.render.progress import ProgressBar
-from excerpt.render.text import to_json
 
 __all__ = ["register"]
 
@@ -67,6 +65,8 @@ def _git_dirs(specs: list[str]) -> dict[str, Path]:
 
 def run(args: argparse.Namespace) -> int:
     from excerpt.evals.bench import load_tasks, render_report, run_localize, summarise
+    from excerpt.render.progress import ProgressBar
+    from excerpt.render.text import to_json
 
     try:
         budgets = [int(b) for b in args.budgets.split(",") if b.strip()]

@@ -7,14 +7,13 @@ import sys
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from excerpt.core.settings import Settings, glob_problem
-from excerpt.discover.config import read_settings
-from excerpt.discover.filters import overriding_filters
-from excerpt.discover.walk import resolve_root
 from excerpt.errors import UsageError
-from excerpt.render.progress import ProgressBar
+
+if TYPE_CHECKING:
+    from excerpt.core.settings import Settings
+    from excerpt.render.progress import ProgressBar
 
 __all__ = [
     "HelpFormatter",
@@ -113,7 +112,13 @@ def add_filters(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# The library loads inside the helpers, not with the parser: building the parser for one
+# command must not load what the others need.
+
+
 def _globs(flag: str, patterns: Sequence[str] | None) -> Sequence[str] | None:
+    from excerpt.core.settings import glob_problem
+
     for pattern in patterns or ():
         problem = glob_problem(pattern)
         if problem:
@@ -127,6 +132,8 @@ def filters_of(args: argparse.Namespace) -> AbstractContextManager[None]:
     Raises:
         UsageError: a glob is empty, a comment or malformed.
     """
+    from excerpt.discover.filters import overriding_filters
+
     return overriding_filters(
         include=_globs("--include", getattr(args, "include", None)),
         exclude=_globs("--exclude", getattr(args, "exclude", None)),
@@ -140,6 +147,9 @@ def effective_settings(args: argparse.Namespace) -> Settings:
         NotADirectoryFault: ``--repo`` is not a readable directory.
         UsageError: a settings file or a flag's glob is invalid.
     """
+    from excerpt.discover.config import read_settings
+    from excerpt.discover.walk import resolve_root
+
     return read_settings(resolve_root(args.repo)).layered(
         "cli",
         budget=getattr(args, "budget", None),
@@ -160,7 +170,7 @@ def read_task(args: argparse.Namespace) -> str:
         try:
             data = Path(args.task_file).read_bytes()[: _MAX_TASK_BYTES + 1]
         except OSError as exc:
-            raise UsageError(f"cannot read task file: {exc.strerror}") from None
+            raise UsageError(f"cannot read task file {args.task_file}: {exc.strerror}") from None
     elif args.task == "-":
         data = sys.stdin.buffer.read(_MAX_TASK_BYTES + 1)
     elif args.task is not None:
@@ -173,5 +183,7 @@ def read_task(args: argparse.Namespace) -> str:
 
 
 def progress_for(args: argparse.Namespace) -> ProgressBar | None:
+    from excerpt.render.progress import ProgressBar
+
     machine = getattr(args, "json", False) or getattr(args, "format", "md") == "json"
     return ProgressBar(sys.stderr, "indexing") if sys.stderr.isatty() and not machine else None

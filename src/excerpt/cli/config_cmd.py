@@ -22,9 +22,6 @@ from typing import Any
 from excerpt.cli.common import add_filters, add_output, add_repo, command, effective_settings
 from excerpt.cli.output import emit
 from excerpt.core.settings import DEFAULT_BUDGET
-from excerpt.discover.config import EXCERPTIGNORE, read_excerptignore
-from excerpt.discover.walk import resolve_root
-from excerpt.render.text import to_json
 
 __all__ = ["register"]
 
@@ -61,6 +58,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from excerpt.discover.config import read_excerptignore
+    from excerpt.discover.walk import resolve_root
+    from excerpt.render.text import to_json
+
     settings = effective_settings(args)
     ignore = read_excerptignore(resolve_root(args.repo))
     doc = {
@@ -78,6 +79,8 @@ def _patterns(lines: tuple[str, ...]) -> list[str]:
 
 
 def _text(doc: dict[str, Any]) -> str:
+    from excerpt.discover.config import EXCERPTIGNORE
+
     empty = {"include": "(every path)", "exclude": "(none)"}
     lines = ["| setting | value | from |", "| --- | --- | --- |"]
     for key, entry in doc["settings"].items():

@@ -10,7 +10,6 @@ from typing import Any
 from excerpt.cli.common import add_output, command
 from excerpt.cli.output import emit, write_atomic
 from excerpt.errors import UsageError
-from excerpt.render.text import to_json
 
 __all__ = ["register"]
 
@@ -69,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _finish(args: argparse.Namespace, doc: dict[str, Any], ok: bool) -> int:
+    from excerpt.render.text import to_json
+
     if args.html:
         from excerpt.evals.html import render_html
 
@@ -128,6 +129,8 @@ def _tasks(path: Path) -> list[Any]:
 
 
 def _agent_runs(args: argparse.Namespace) -> int:
+    from excerpt.render.text import to_json
+
     if args.file is None:
         raise UsageError("eval agent-runs needs a FILE of records")
     from excerpt.evals.agent_runs import load_records, report

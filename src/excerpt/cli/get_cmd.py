@@ -8,9 +8,6 @@ from typing import Any
 
 from excerpt.cli.common import add_output, add_repo, command
 from excerpt.cli.output import emit
-from excerpt.pack import get_excerpts
-from excerpt.render.packs import render_retrieved_md
-from excerpt.render.text import to_json
 
 __all__ = ["register"]
 
@@ -44,6 +41,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from excerpt.pack import get_excerpts
+    from excerpt.render.packs import render_retrieved_md
+    from excerpt.render.text import to_json
+
     results = [r.to_dict() for r in get_excerpts(args.repo, args.handles)]
     emit(args, to_json(results) if args.json else render_retrieved_md(results, limit=sys.maxsize))
     statuses = {r["status"] for r in results}

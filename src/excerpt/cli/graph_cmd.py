@@ -7,8 +7,6 @@ from typing import Any
 
 from excerpt.cli.common import add_output, add_repo, command
 from excerpt.cli.output import emit
-from excerpt.pack import export_graph
-from excerpt.render.text import to_json
 
 __all__ = ["register"]
 
@@ -45,5 +43,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from excerpt.pack import export_graph
+    from excerpt.render.text import to_json
+
     emit(args, to_json(export_graph(args.repo)))
     return 0

@@ -7,9 +7,6 @@ from typing import Any
 
 from excerpt.cli.common import add_output, add_repo, command
 from excerpt.cli.output import emit
-from excerpt.harness import infer_harness
-from excerpt.render.markdown import render_harness
-from excerpt.render.text import to_json
 
 __all__ = ["register"]
 
@@ -34,6 +31,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from excerpt.harness import infer_harness
+    from excerpt.render.markdown import render_harness
+    from excerpt.render.text import to_json
+
     doc = infer_harness(args.repo, use_ci=not args.no_ci).to_dict()
     emit(args, to_json(doc) if args.json else render_harness(doc))
     return 0

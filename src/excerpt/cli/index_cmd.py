@@ -8,9 +8,6 @@ from typing import Any
 
 from excerpt.cli.common import add_filters, add_output, add_repo, command, filters_of
 from excerpt.cli.output import emit
-from excerpt.index.build import index_repository
-from excerpt.render.progress import ProgressBar
-from excerpt.render.text import render_index, to_json
 
 __all__ = ["register"]
 
@@ -36,6 +33,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from excerpt.index.build import index_repository
+    from excerpt.render.progress import ProgressBar
+    from excerpt.render.text import render_index, to_json
+
     bar = ProgressBar(sys.stderr, "indexing") if sys.stderr.isatty() and not args.json else None
     try:
         with filters_of(args):

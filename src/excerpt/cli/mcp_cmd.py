@@ -8,7 +8,6 @@ from typing import Any
 
 from excerpt.cli.common import command, complete_as
 from excerpt.errors import EnvironmentFault
-from excerpt.render.text import to_json
 
 __all__ = ["register"]
 
@@ -43,6 +42,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from excerpt.mcp import check_server, serve  # the SDK is only imported for the server
+    from excerpt.render.text import to_json
 
     if not args.check:
         serve(args.repo)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import secrets
 import stat
 import sys
 from pathlib import Path
@@ -81,7 +80,7 @@ def _temp_beside(target: Path) -> tuple[Path, int]:
     """A new, exclusively created file in ``target``'s directory (the same filesystem, so the
     rename is atomic), with the mode a plain ``open`` would give it."""
     for _ in range(100):
-        temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        temp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")
         try:
             return temp, os.open(temp, _CREATE, 0o666)
         except FileExistsError:

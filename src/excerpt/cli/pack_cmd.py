@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from excerpt.cli.common import (
     add_filters,
@@ -19,9 +19,9 @@ from excerpt.cli.common import (
 )
 from excerpt.cli.output import emit
 from excerpt.core.settings import DEFAULT_BUDGET
-from excerpt.deliver import build_pack, build_plan
-from excerpt.pack import PackRequest
-from excerpt.render.text import to_json
+
+if TYPE_CHECKING:
+    from excerpt.pack import PackRequest
 
 __all__ = ["register"]
 
@@ -97,6 +97,8 @@ def register(sub: Any) -> None:
 
 
 def _request(args: argparse.Namespace) -> PackRequest:
+    from excerpt.pack import PackRequest
+
     task = read_task(args)
     return PackRequest(
         repo=args.repo,
@@ -109,11 +111,15 @@ def _request(args: argparse.Namespace) -> PackRequest:
 
 
 def _finish(args: argparse.Namespace, doc: dict[str, Any], markdown: str) -> int:
+    from excerpt.render.text import to_json
+
     emit(args, to_json(doc) if args.json or args.format == "json" else markdown)
     return 0
 
 
 def run_plan(args: argparse.Namespace) -> int:
+    from excerpt.deliver import build_plan
+
     request = _request(args)
     bar = progress_for(args)
     try:
@@ -126,6 +132,8 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def run_pack(args: argparse.Namespace) -> int:
+    from excerpt.deliver import build_pack
+
     request = _request(args)
     bar = progress_for(args)
     try:

@@ -10,9 +10,6 @@ from typing import Any
 
 from excerpt.cli.common import add_output, add_repo, command, read_task
 from excerpt.cli.output import emit
-from excerpt.render.markdown import render_risk
-from excerpt.render.text import to_json
-from excerpt.risk import risk_report
 
 __all__ = ["register"]
 
@@ -41,6 +38,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from excerpt.render.markdown import render_risk
+    from excerpt.render.text import to_json
+    from excerpt.risk import risk_report
+
     query = None
     if args.query is not None:
         query = read_task(argparse.Namespace(task=args.query, task_file=None))

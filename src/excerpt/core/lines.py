@@ -6,7 +6,6 @@ A line ends at ``\\n`` and keeps it; a ``\\r`` before it belongs to the line, an
 
 from __future__ import annotations
 
-import bisect
 import re
 
 __all__ = ["line_count", "lines_matching", "slice_lines", "split_lines"]
@@ -37,16 +36,22 @@ def slice_lines(lines: list[bytes], start: int, end: int) -> bytes:
 
 
 def lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
-    """1-based numbers of the ``\\n``-separated lines of ``text`` where ``pattern`` matches.
+    """1-based numbers of the ``\\n``-separated lines of ``text`` where a match of
+    ``pattern`` starts, in order.
 
-    One scan of the whole text (fast when matches are rare), then a binary search per match.
+    One search per matching line: after a match the scan resumes at the next line, and line
+    numbers are counted by ``str.count`` over the stretch in between (fast when matches are
+    rare, and linear when every line matches).
     """
     found: list[int] = []
-    starts: list[int] | None = None
-    for match in pattern.finditer(text):
-        if starts is None:
-            starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        number = bisect.bisect_right(starts, match.start())
-        if not found or found[-1] != number:
-            found.append(number)
+    number, counted, at = 1, 0, 0
+    while (match := pattern.search(text, at)) is not None:
+        start = match.start()
+        number += text.count("\n", counted, start)
+        counted = start
+        found.append(number)
+        end = text.find("\n", start)
+        if end < 0:
+            break
+        at = end + 1
     return found

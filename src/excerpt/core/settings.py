@@ -11,14 +11,10 @@ import hashlib
 import logging
 import os
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
-
-import pathspec
-import platformdirs
 
 from excerpt.errors import CacheFault, UsageError
 
@@ -71,6 +67,8 @@ def cache_root() -> Path:
             return Path(configured).expanduser().absolute()
         except (RuntimeError, OSError) as exc:  # "~nobody-here/…", or no working directory
             raise CacheFault(f"EXCERPT_CACHE_DIR cannot be used: {configured}: {exc}") from None
+    import platformdirs  # only where no cache directory is named
+
     return Path(platformdirs.user_cache_dir("excerpt", appauthor=False))
 
 
@@ -100,6 +98,8 @@ def glob_problem(pattern: str) -> str | None:
     if pattern.startswith("#"):
         return f"{pattern!r} is a comment in gitignore syntax (write \\# for a literal #)"
     try:
+        import pathspec
+
         pathspec.GitIgnoreSpec.from_lines([pattern])
     except ValueError:
         return f"{pattern!r} is not a valid gitignore-style glob"
@@ -186,6 +186,8 @@ def _loads(text: str) -> dict[str, Any]:
         ValueError: not TOML, or nested past the parser's depth (its RecursionError).
     """
     try:
+        import tomllib
+
         return tomllib.loads(text)
     except RecursionError:
         raise ValueError("nested too deeply") from None

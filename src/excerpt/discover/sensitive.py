@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 import pathspec
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 __all__ = ["DEFAULT_DENY", "is_sensitive_path", "sensitive_spec"]
 
@@ -126,35 +127,41 @@ def _normalise(path: str) -> str:
     return unicodedata.normalize("NFC", path).casefold()
 
 
-@lru_cache(maxsize=8)
-def sensitive_spec(extra: tuple[str, ...] = ()) -> pathspec.GitIgnoreSpec:
-    """The compiled deny list, optionally extended by policy lines (same syntax)."""
+def _lines(extra: tuple[str, ...]) -> list[str]:
     lines: list[str] = []
     for raw in (*DEFAULT_DENY.splitlines(), *extra):
         line = raw.strip()
         if line and not line.startswith("#"):
             lines.extend(_normalise(x) for x in _expand_braces(line))
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return lines
+
+
+@lru_cache(maxsize=8)
+def sensitive_spec(extra: tuple[str, ...] = ()) -> pathspec.GitIgnoreSpec:
+    """The compiled deny list, optionally extended by policy lines (same syntax)."""
+    return pathspec.GitIgnoreSpec.from_lines(_lines(extra))
 
 
 @lru_cache(maxsize=8)
 def _matcher(extra: tuple[str, ...]) -> Callable[[str], bool]:
     """One combined regex per polarity when every exception follows every deny rule (as in
     the default list, where last-match-wins reduces to "denied and not excepted"); else the
-    general gitignore evaluation."""
-    spec = sensitive_spec(extra)
-    includes = [p.include for p in spec.patterns if p.include is not None]
+    general gitignore evaluation. The rules are translated, not compiled one by one: one
+    compiled expression per polarity is what every process start pays."""
+    translated = [GitIgnoreSpecPattern.pattern_to_regex(line) for line in _lines(extra)]
+    rules = [(regex, include) for regex, include in translated if regex and include is not None]
+    includes = [include for _, include in rules]
     if False in includes and True in includes[includes.index(False) :]:
+        spec = sensitive_spec(extra)
         return lambda path: bool(spec.match_file(path))
-    deny = _combined(p for p in spec.patterns if p.include)
-    allow = _combined(p for p in spec.patterns if p.include is False)
+    deny = _combined(regex for regex, include in rules if include)
+    allow = _combined(regex for regex, include in rules if not include)
     return lambda path: deny.match(path) is not None and allow.match(path) is None
 
 
-def _combined(patterns: Iterable[pathspec.Pattern]) -> re.Pattern[str]:
-    regexes = [getattr(p, "regex", None) for p in patterns]
-    sources = [r.pattern.replace("(?P<ps_d>", "(?:") for r in regexes if isinstance(r, re.Pattern)]
-    return re.compile("|".join(f"(?:{s})" for s in sources) or r"(?!)")
+def _combined(sources: Iterable[str]) -> re.Pattern[str]:
+    parts = [source.replace("(?P<ps_d>", "(?:") for source in sources]
+    return re.compile("|".join(f"(?:{s})" for s in parts) or r"(?!)")
 
 
 @lru_cache(maxsize=1 << 16)

@@ -7,17 +7,15 @@ run that never finished leaves ``clean=0`` so the next open checks integrity fir
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from excerpt.core.settings import Limits, repo_cache_dir
 from excerpt.discover.reader import Omission
@@ -28,6 +26,9 @@ from excerpt.index.process import process_paths
 from excerpt.index.records import FileRecord
 from excerpt.index.resolve import resolve_graph
 from excerpt.index.store import IndexStore, is_corruption, writer_lock
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 __all__ = ["IndexReport", "ProgressFn", "index_repository", "resolve_root"]
 
@@ -231,6 +232,10 @@ def _pool(workers: int) -> ProcessPoolExecutor | None:
     e.g. an unwritable ``/dev/shm``): the files are then read in this process."""
     # spawn, not fork: a forked worker would inherit the writer lock and database descriptors
     # and, orphaned by a killed parent, keep the lock held
+    # (loaded here: a refresh with nothing to parse needs no worker machinery)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context("spawn")
     try:
         return ProcessPoolExecutor(

@@ -55,13 +55,14 @@ def line_matches(
 
 
 def _innermost(symbols: Sequence[SymbolSpan], line: int) -> SymbolSpan | None:
-    """The smallest symbol holding ``line`` that is small enough to show whole."""
-    holding = [
-        s
-        for s in symbols
-        if s.start_line <= line <= s.end_line and s.end_line - s.start_line < MAX_SYMBOL_LINES
-    ]
+    """The smallest symbol holding ``line`` (``symbols`` are those small enough to show
+    whole: see ``_showable``)."""
+    holding = [s for s in symbols if s.start_line <= line <= s.end_line]
     return min(holding, key=lambda s: (s.end_line - s.start_line, s.start_line), default=None)
+
+
+def _showable(symbols: Sequence[SymbolSpan]) -> list[SymbolSpan]:
+    return [s for s in symbols if s.end_line - s.start_line < MAX_SYMBOL_LINES]
 
 
 def _around(
@@ -85,6 +86,7 @@ def choose_regions(
     ``lines``, each region takes in the blank lines that border it (see ``_pad``)."""
     if total_lines <= 0:
         return []
+    symbols = _showable(symbols)
     regions: list[Region] = []
     for anchor in anchors:
         start, end = min(anchor.start_line, total_lines), min(anchor.end_line, total_lines)

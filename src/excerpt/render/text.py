@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from excerpt.index.build import IndexReport
+if TYPE_CHECKING:
+    from excerpt.index.build import IndexReport
 
 __all__ = ["compact_json", "escape_controls", "render_index", "to_json"]
 

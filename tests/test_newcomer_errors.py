@@ -646,3 +646,25 @@ def test_no_install_hint_names_an_extra_the_package_does_not_define() -> None:
         for match in hint.finditer(path.read_text(encoding="utf-8")):
             named = {e.strip() for e in match.group(1).split(",")}
             assert named <= extras, f"{path.relative_to(ROOT)} names extras {named - extras}"
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("{not json", "not a JSON object"),
+        ('["a list"]', "not a JSON object"),
+        ('{"task": 5}', "no task or problem_statement"),
+        ('{"task": "refund", "expected": 5}', "expected must be a list of paths"),
+        ('{"task": "refund", "expected": [1]}', "expected must be a list of paths"),
+    ],
+)
+def test_a_malformed_savings_task_line_is_a_usage_error_naming_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, problem: str
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"task": "refund"}\n' + line + "\n", encoding="utf-8")
+    (tmp_path / "repo").mkdir()
+    argv = ["eval", "--savings", str(tmp_path / "repo"), "--tasks", str(tasks), "--json"]
+    assert main(argv) == 2
+    doc = _json_error(*capsys.readouterr())
+    assert doc == {"error": f"{tasks}:2: {problem}", "code": "usage_error", "exit": 2}

@@ -110,21 +110,35 @@ def _table(doc: dict[str, Any]) -> str:
 
 
 def _tasks(path: Path) -> list[Any]:
+    """The tasks of a JSON Lines file: ``task`` (or ``problem_statement``) and, optionally,
+    ``expected`` (or ``gold_files``) paths.
+
+    Raises:
+        UsageError: the file cannot be read, or a line is not such an object (naming it).
+    """
     from excerpt.evals.savings import SavingsTask
 
-    out = []
     try:
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if line.strip():
-                doc = json.loads(line)
-                text = doc.get("task") or doc.get("problem_statement")
-                if not isinstance(text, str):
-                    raise UsageError(f"{path}:{number}: no task or problem_statement")
-                out.append(
-                    SavingsTask(text, tuple(doc.get("expected") or doc.get("gold_files") or ()))
-                )
-    except (OSError, ValueError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read tasks from {path}: {type(exc).__name__}") from None
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            raise UsageError(f"{path}:{number}: not a JSON object") from None
+        if not isinstance(doc, dict):
+            raise UsageError(f"{path}:{number}: not a JSON object")
+        task = doc.get("task") or doc.get("problem_statement")
+        if not isinstance(task, str):
+            raise UsageError(f"{path}:{number}: no task or problem_statement")
+        expected = doc.get("expected") or doc.get("gold_files") or []
+        if not isinstance(expected, list) or not all(isinstance(p, str) for p in expected):
+            raise UsageError(f"{path}:{number}: expected must be a list of paths")
+        out.append(SavingsTask(task, tuple(expected)))
     return out
 
 

@@ -673,3 +673,73 @@ def test_ablations_leave_out_each_signal_beside_all_signals_ranked_the_same_way(
     assert all(set(m) == {"acc@1", "acc@5", "mrr"} for m in report["ablations"].values())
     markdown = (run.out / "report.md").read_text(encoding="utf-8")
     assert f"| {ALL_SIGNALS} |" in markdown and "| without lexical |" in markdown
+
+
+# -- record and replay ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def recorded(shop: Shop) -> tuple[Run, Path]:
+    record = shop.root / "recording"
+    run = _bench(shop, shop.root / "out-recorded", "--record", str(record), "--ablations")
+    assert run.code == 0, run.stderr
+    return run, record
+
+
+def _replay(shop: Shop, record: Path, out: Path, *extra: str) -> Run:
+    argv = ["bench", "localize", "--dataset", str(shop.dataset), "--replay", str(record)]
+    return _cli([*argv, "--out", str(out), "--budgets", ",".join(BUDGETS), "--json", *extra], out)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_replay_gives_the_recorded_run_s_predictions_and_metrics_without_git(
+    shop: Shop, recorded: tuple[Run, Path], full: Run, tmp_path: Path, jobs: str
+) -> None:
+    live, record = recorded
+    assert live.predictions() == full.predictions()  # recording changes nothing
+    again = _replay(shop, record, tmp_path / "replay", "--ablations", "--jobs", jobs)
+    assert again.code == 0, again.stderr
+    assert again.predictions() == live.predictions()
+    first, second = live.details(), again.details()
+    assert list(first) == list(second)
+    for instance_id, row in first.items():
+        for system in ("excerpt", "bm25"):
+            assert _without_latency(second[instance_id][system]) == _without_latency(row[system])
+        assert second[instance_id]["ablations"] == row["ablations"]
+    assert not (tmp_path / "replay" / "work").exists()  # no tree was exported
+
+
+def test_a_recording_stores_each_file_s_bytes_once(recorded: tuple[Run, Path]) -> None:
+    _, record = recorded
+    blobs = sorted((record / "blobs").iterdir())
+    assert blobs and len({b.name for b in blobs}) == len(blobs)
+    assert len(list((record / "tasks").iterdir())) == 4
+
+
+def test_a_replay_of_a_task_never_recorded_or_recorded_for_another_text_is_refused(
+    shop: Shop, recorded: tuple[Run, Path], tmp_path: Path
+) -> None:
+    _, record = recorded
+    changed = [dict(t) for t in shop.tasks]
+    changed[0]["problem_statement"] += " and more"
+    dataset = tmp_path / "changed.jsonl"
+    dataset.write_text("".join(json.dumps(t) + "\n" for t in changed), encoding="utf-8")
+    argv = ["bench", "localize", "--dataset", str(dataset), "--replay", str(record), "--json"]
+    run = _cli([*argv, "--out", str(tmp_path / "a"), "--jobs", "1"], tmp_path / "a")
+    assert run.code == 2 and "recorded with another task text" in run.stderr
+    extra = [{**shop.tasks[0], "instance_id": "shop-unknown"}]
+    dataset.write_text("".join(json.dumps(t) + "\n" for t in extra), encoding="utf-8")
+    run = _cli([*argv, "--out", str(tmp_path / "b"), "--jobs", "1"], tmp_path / "b")
+    assert run.code == 2 and "has no recording of shop-unknown" in run.stderr
+
+
+def test_a_replay_of_a_directory_that_is_not_a_recording_is_a_usage_error(
+    shop: Shop, tmp_path: Path
+) -> None:
+    run = _replay(shop, tmp_path, tmp_path / "out", "--jobs", "1")
+    assert run.code == 2 and "is not a recording" in run.stderr
+
+
+def test_record_and_replay_together_is_a_usage_error(shop: Shop, tmp_path: Path) -> None:
+    run = _bench(shop, tmp_path / "o", "--record", str(tmp_path / "r"), "--replay", str(tmp_path))
+    assert run.code == 2 and "cannot be used together" in run.stderr

@@ -18,7 +18,6 @@ from excerpt.index.extract import Import
 from excerpt.index.migrations import MIGRATIONS
 from excerpt.index.resolve import FileFacts, is_test_path, resolve_graph
 from excerpt.index.store import IndexStore
-from excerpt.index.view import IndexView
 
 MakeRepo = Callable[..., Path]
 EdgeRow = tuple[str, str, str, str]  # src, dst, kind, evidence
@@ -671,7 +670,7 @@ def test_an_index_built_under_the_narrower_test_rules_is_migrated_and_its_graph_
     migrated = index_snapshot(repo, cache_dir)
     store = IndexStore.open(report.cache_dir)
     try:
-        flags = {p: f.is_test for p, f in IndexView(store.conn).files().items()}
+        flags = {p: f.is_test for p, f in store.view().files().items()}
     finally:
         store.close()
     assert flags == {

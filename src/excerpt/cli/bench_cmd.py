@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,10 @@ def register(sub: Any) -> None:
             " --out /tmp/loc --limit 20 --budgets 8000,32000 --ablations",
             "the first 20 tasks at two budgets, each ranking signal left out in turn",
         ),
+        (
+            "excerpt bench localize --dataset tasks.jsonl --replay /tmp/rec --out /tmp/loc2",
+            "the same tasks again from a --record /tmp/rec run, in seconds",
+        ),
     ]
     p = command(sub, "bench", help="benchmarks", examples=examples)
     actions = p.add_subparsers(dest="bench", required=True)
@@ -47,6 +52,18 @@ def register(sub: Any) -> None:
     loc.add_argument(
         "--ablations", action="store_true", help="also rank with each signal left out in turn"
     )
+    loc.add_argument(
+        "--record", type=Path, metavar="DIR",
+        help="also keep, per task, every index answer and file read in DIR (for --replay)",
+    )  # fmt: skip
+    loc.add_argument(
+        "--replay", type=Path, metavar="DIR",
+        help="rank and pack from a --record DIR alone: no git directory, tree or index",
+    )  # fmt: skip
+    loc.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+        help="with --replay: worker processes (default: the number of cores)",
+    )  # fmt: skip
     loc.add_argument("--json", action="store_true", help="print report.json")
     loc.set_defaults(handler=run)
 
@@ -76,6 +93,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--budgets wants one or more byte counts of 0 or more")
     if args.limit is not None and args.limit < 0:
         raise UsageError("--limit must be 0 or more")
+    if args.record is not None and args.replay is not None:
+        raise UsageError("--record and --replay cannot be used together")
+    if args.jobs < 1:
+        raise UsageError("--jobs must be 1 or more")
     tasks = load_tasks(args.dataset)
     if args.repos:
         wanted = {r.strip() for r in args.repos.split(",")}
@@ -84,8 +105,9 @@ def run(args: argparse.Namespace) -> int:
     bar = ProgressBar(sys.stderr, "tasks") if sys.stderr.isatty() and not args.json else None
     try:
         rows = run_localize(
-            tasks, _git_dirs(args.git_dir), args.out, budgets, progress=bar, ablate=args.ablations
-        )
+            tasks, _git_dirs(args.git_dir), args.out, budgets, progress=bar,
+            ablate=args.ablations, record=args.record, replay=args.replay, jobs=args.jobs,
+        )  # fmt: skip
     finally:
         if bar is not None:
             bar.close()

@@ -13,21 +13,31 @@ import math
 import os
 import statistics
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from excerpt.core import git
+from excerpt.core.hashing import sha256_hex
 from excerpt.core.settings import repo_cache_dir
-from excerpt.deliver import build_packs
+from excerpt.deliver import fit_pack
 from excerpt.errors import UsageError
 from excerpt.evals.metrics import line_coverage, mean, mrr
+from excerpt.evals.recording import (
+    RecordingSource,
+    ReplaySource,
+    TaskRecording,
+    read_task_recording,
+    start_recording,
+    write_task_recording,
+)
+from excerpt.index.build import IndexReport, index_repository, resolve_root
 from excerpt.index.languages import PARSED_LANGUAGES
 from excerpt.index.store import IndexStore
 from excerpt.index.tokens import terms
-from excerpt.index.view import IndexView
-from excerpt.pack.prepare import PackRequest
+from excerpt.index.view import IndexView, RecordingView, ReplayMiss
+from excerpt.pack.prepare import FileSource, WorkspaceFiles, prepare_ranked
 from excerpt.rank.score import SIGNALS, rank_files
 from excerpt.rank.task import analyze_task
 
@@ -187,21 +197,71 @@ def run_localize(
     budgets: Sequence[int],
     progress: ProgressFn | None = None,
     ablate: bool = False,
+    *,
+    record: Path | None = None,
+    replay: Path | None = None,
+    jobs: int = 1,
 ) -> list[dict[str, Any]]:
-    """Rank, pack and score every task; write ``predictions.jsonl`` as it goes."""
+    """Rank, pack and score every task; write ``predictions.jsonl`` as it goes.
+
+    With ``record``, each task's index answers and file reads are kept there; with
+    ``replay``, tasks are ranked and packed from such a recording alone (``jobs`` processes).
+
+    Raises:
+        UsageError: a repository without a git directory, or a recording that does not hold
+            a task (or holds it for another task text).
+    """
     out.mkdir(parents=True, exist_ok=True)
-    cache = out / "cache"
+    if record is not None:
+        start_recording(record)
     rows: list[dict[str, Any]] = []
     with (out / "predictions.jsonl").open("w", encoding="utf-8") as predictions:
-        for done, task in enumerate(tasks, start=1):
-            row = _run_one(task, git_dirs, out, cache, budgets, ablate)
+        for done, row in enumerate(
+            _rows(tasks, git_dirs, out, budgets, ablate, record, replay, jobs), start=1
+        ):
             predictions.write(
-                json.dumps({"instance_id": task.instance_id, "files": row.pop("files")}) + "\n"
+                json.dumps({"instance_id": row["instance_id"], "files": row.pop("files")}) + "\n"
             )
             rows.append(row)
             if progress is not None:
                 progress(done, len(tasks))
     return rows
+
+
+def _rows(
+    tasks: Sequence[BenchTask],
+    git_dirs: dict[str, Path],
+    out: Path,
+    budgets: Sequence[int],
+    ablate: bool,
+    record: Path | None,
+    replay: Path | None,
+    jobs: int,
+) -> Iterator[dict[str, Any]]:
+    if replay is None:
+        for task in tasks:
+            yield _run_one(task, git_dirs, out, out / "cache", budgets, ablate, record)
+        return
+    if jobs <= 1 or len(tasks) < 2:
+        for task in tasks:
+            yield _replay_one(task, replay, out / "cache", budgets, ablate)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        # one token-piece store per worker (each a cache root of its own)
+        caches = [out / "cache" / f"worker-{n % jobs}" for n in range(len(tasks))]
+        yield from pool.map(
+            _replay_one,
+            tasks,
+            [replay] * len(tasks),
+            caches,
+            [budgets] * len(tasks),
+            [ablate] * len(tasks),
+            chunksize=4,
+        )
 
 
 def _workdir(task: BenchTask, git_dirs: dict[str, Path], out: Path) -> Path:
@@ -215,6 +275,19 @@ def _workdir(task: BenchTask, git_dirs: dict[str, Path], out: Path) -> Path:
     return workdir
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Inputs:
+    """What scoring a task reads: live from a tree and its index, or from a recording."""
+
+    view: IndexView
+    source: FileSource
+    raw: Callable[[str], bytes | None]
+    root: Path
+    cache: Path
+    report: IndexReport
+    gold_present: frozenset[str]
+
+
 def _run_one(
     task: BenchTask,
     git_dirs: dict[str, Path],
@@ -222,34 +295,90 @@ def _run_one(
     cache: Path,
     budgets: Sequence[int],
     ablate: bool = False,
+    record: Path | None = None,
 ) -> dict[str, Any]:
-    root = _workdir(task, git_dirs, out)
+    root = resolve_root(_workdir(task, git_dirs, out))
     started = time.perf_counter()
-    request = PackRequest(
-        repo=root, task=task.problem_statement, budget=max(budgets), cache_dir=cache
-    )
-    candidates, delivered = build_packs(request, budgets)
-    packs = [d.pack for d in delivered]
-    latency = time.perf_counter() - started
-    ranked = list(dict.fromkeys(c.path for c in candidates))[:TOP]
-    started = time.perf_counter()
-    store = IndexStore.open(repo_cache_dir(root.resolve(), cache))
-    try:
-        view = IndexView(store.conn)
-        baseline = bm25_ranking(view, task.problem_statement)
-        bm25_latency = time.perf_counter() - started
+    report = index_repository(root, cache_dir=cache)
+    repo_cache = repo_cache_dir(root, cache)
+    raw: dict[str, bytes | None] = {}
+
+    def read_raw(path: str) -> bytes | None:
+        try:
+            raw[path] = (root / path).read_bytes()
+        except OSError:
+            raw[path] = None
+        return raw[path]
+
+    with IndexStore.open(repo_cache) as store:
+        view = RecordingView(store.view())
+        source = RecordingSource(WorkspaceFiles(root))
         present = set(view.files())
         # gold files the tree holds, indexed or not: one the index left out counts as missed
-        gold = {g for g in task.gold_files if g in present or (root / g).is_file()}
-        ablations = _ablations(task, view, gold) if ablate else {}
-    finally:
-        store.close()
+        gold = frozenset(g for g in task.gold_files if g in present or (root / g).is_file())
+        inputs = _Inputs(
+            view=view, source=source, raw=read_raw, root=root, cache=repo_cache,
+            report=report, gold_present=gold,
+        )  # fmt: skip
+        row = _score(task, inputs, budgets, ablate, started)
+        if record is not None:
+            write_task_recording(
+                record,
+                TaskRecording(
+                    instance_id=task.instance_id, task_sha256=_task_digest(task),
+                    root=str(root), view=view.replay(), files=source.seen, raw=raw,
+                    gold_present=tuple(sorted(gold)), report=report,
+                ),
+            )  # fmt: skip
+    return row
+
+
+def _replay_one(
+    task: BenchTask, replay: Path, cache: Path, budgets: Sequence[int], ablate: bool
+) -> dict[str, Any]:
+    rec = read_task_recording(replay, task.instance_id)
+    if rec.task_sha256 != _task_digest(task):
+        raise UsageError(f"--replay: {task.instance_id} was recorded with another task text")
+
+    def read_raw(path: str) -> bytes | None:
+        if path not in rec.raw:
+            raise ReplayMiss(f"no recorded read of {path}")
+        return rec.raw[path]
+
+    inputs = _Inputs(
+        view=rec.view, source=ReplaySource(rec.files), raw=read_raw, root=Path(rec.root),
+        cache=cache / "repos" / "replay", report=rec.report,
+        gold_present=frozenset(rec.gold_present),
+    )  # fmt: skip
+    return _score(task, inputs, budgets, ablate, time.perf_counter())
+
+
+def _task_digest(task: BenchTask) -> str:
+    return sha256_hex(task.problem_statement.encode("utf-8", "surrogatepass"))
+
+
+def _score(
+    task: BenchTask, inputs: _Inputs, budgets: Sequence[int], ablate: bool, started: float
+) -> dict[str, Any]:
+    """Rank and pack one task from its inputs, and score both systems."""
+    prep = prepare_ranked(
+        analyze_task(task.problem_statement), inputs.view, inputs.source,
+        root=inputs.root, cache=inputs.cache, report=inputs.report,
+    )  # fmt: skip
+    packs = [fit_pack(prep, task.problem_statement, b).pack for b in budgets]
+    latency = time.perf_counter() - started
+    ranked = list(dict.fromkeys(c.path for c in prep.candidates))[:TOP]
+    started = time.perf_counter()
+    baseline = bm25_ranking(inputs.view, task.problem_statement)
+    bm25_latency = time.perf_counter() - started
+    gold = set(inputs.gold_present)
+    ablations = _ablations(task, inputs.view, gold) if ablate else {}
     lines = {p: r for p, r in task.gold_changed_lines.items() if p in gold}
     coverage = {
         str(b): line_coverage(lines, [(i.path, i.start_line, i.end_line) for i in pack.items])
         for b, pack in zip(budgets, packs, strict=True)
     }
-    baseline_cov = {str(b): _baseline_coverage(root, baseline, lines, b) for b in budgets}
+    baseline_cov = {str(b): _baseline_coverage(inputs.raw, baseline, lines, b) for b in budgets}
     return {
         "instance_id": task.instance_id,
         "repo": task.repo,
@@ -279,7 +408,10 @@ def _ablations(task: BenchTask, view: IndexView, gold: set[str]) -> dict[str, di
 
 
 def _baseline_coverage(
-    root: Path, ranked: Iterable[str], lines: dict[str, list[list[int]]], budget: int
+    read: Callable[[str], bytes | None],
+    ranked: Iterable[str],
+    lines: dict[str, list[list[int]]],
+    budget: int,
 ) -> float:
     """BM25's packs: whole files in rank order (cut to whole lines at the end) within budget."""
     served = []
@@ -287,9 +419,8 @@ def _baseline_coverage(
     for path in ranked:
         if remaining <= 0:
             break
-        try:
-            data = (root / path).read_bytes()
-        except OSError:
+        data = read(path)
+        if data is None:
             continue
         count = 0
         used = 0

@@ -21,7 +21,6 @@ from excerpt.evals.suites import Packer, SuiteResult, default_packer
 from excerpt.index.build import index_repository, resolve_root
 from excerpt.index.store import IndexStore
 from excerpt.index.tokens import split_identifier
-from excerpt.index.view import IndexView
 from excerpt.pack import PackRequest
 
 __all__ = ["SavingsTask", "derived_tasks", "o200k_counter", "run_savings", "savings_suite"]
@@ -50,7 +49,7 @@ def _texts(root: Path, cache: Path | None) -> dict[str, str]:
     index_repository(root, cache_dir=cache)
     store = IndexStore.open(repo_cache_dir(root, cache))
     try:
-        files = IndexView(store.conn).files()
+        files = store.view().files()
     finally:
         store.close()
     out = {}
@@ -69,7 +68,7 @@ def derived_tasks(root: Path, cache: Path | None, count: int = 20) -> list[Savin
     index_repository(root, cache_dir=cache)
     store = IndexStore.open(repo_cache_dir(root, cache))
     try:
-        view = IndexView(store.conn)
+        view = store.view()
         files = view.files()
         symbols = [
             s

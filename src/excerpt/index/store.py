@@ -35,6 +35,7 @@ from excerpt.index.db import (
 from excerpt.index.extract import Import
 from excerpt.index.records import FileRecord, unpack_lexicon
 from excerpt.index.resolve import Edge, FileFacts
+from excerpt.index.view import StoreView
 
 __all__ = [
     "CORRUPTION",
@@ -103,6 +104,16 @@ class IndexStore:
 
     def close(self) -> None:
         self.conn.close()
+
+    def __enter__(self) -> IndexStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def view(self) -> StoreView:
+        """The read-only queries ranking and packing make, over this connection."""
+        return StoreView(self.conn)
 
     @classmethod
     def rebuild(cls, cache_dir: Path, why: str) -> IndexStore:

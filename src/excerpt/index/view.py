@@ -1,12 +1,31 @@
-"""Read-only queries over an index, for ranking and packing. No writes, no file reads."""
+"""Read-only queries over an index, for ranking and packing. No writes, no file reads.
+
+``IndexView`` is the seam: ``StoreView`` answers it from the SQLite index, ``MemoryView``
+from values in memory (tests, and a recorded benchmark replayed without any index), and
+``RecordingView`` wraps another view and keeps every answer it gave, so a ``MemoryView`` can
+give them again.
+"""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-__all__ = ["FileInfo", "IndexView", "SymbolSpan"]
+from excerpt.errors import UsageError
+
+__all__ = [
+    "FileInfo",
+    "IndexView",
+    "MemoryView",
+    "RecordingView",
+    "ReplayMiss",
+    "StoreView",
+    "SymbolSpan",
+    "view_from_dict",
+    "view_to_dict",
+]
 
 # Lexical field weights for BM25 (path, symbol names, body): a term in a file's path or in
 # the names it defines says more about the file than one in its body.
@@ -41,8 +60,49 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-class IndexView:
-    """Queries the ranker and packer need, over one open index connection."""
+LexicalKey = tuple[tuple[str, ...], int, tuple[float, float, float]]
+Edge = tuple[str, str, str]
+
+
+class IndexView(Protocol):
+    """The queries ranking and packing make of an index."""
+
+    def files(self) -> dict[str, FileInfo]:
+        """Every file the index holds (indexed or omitted by status), by path."""
+        ...
+
+    def omitted(self) -> list[tuple[str, str]]:
+        """Paths discovery refused, with reasons (sensitive ones by name only)."""
+        ...
+
+    def lexical(
+        self,
+        terms: Sequence[str],
+        limit: int,
+        field_weights: tuple[float, float, float] = FIELD_WEIGHTS,
+    ) -> list[tuple[str, float]]:
+        """Files matching any term, best first, with a positive BM25 score."""
+        ...
+
+    def document_frequencies(self, terms: Iterable[str]) -> dict[str, int]:
+        """How many files hold each term (any field)."""
+        ...
+
+    def symbols_named(self, names: Iterable[str]) -> list[SymbolSpan]:
+        """Definitions whose name is one of ``names`` (exact, case-sensitive)."""
+        ...
+
+    def symbols_in(self, paths: Iterable[str]) -> list[SymbolSpan]:
+        """Every definition in the given files."""
+        ...
+
+    def edges(self) -> list[Edge]:
+        """Every graph edge ``(src, dst, kind)``, sorted."""
+        ...
+
+
+class StoreView:
+    """``IndexView`` over one open index connection."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
@@ -161,3 +221,217 @@ class IndexView:
         ids = self._paths_by_id()
         rows = self.conn.execute("SELECT DISTINCT src_id, dst_id, kind FROM edges")
         return sorted((ids[s], ids[d], k) for s, d, k in rows if s in ids and d in ids)
+
+
+class ReplayMiss(UsageError):
+    """A replayed view was asked what its recording never answered."""
+
+
+def _symbol_key(s: SymbolSpan) -> tuple[str, int, int, str]:
+    return (s.path, s.start_line, s.end_line, s.qualname)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryView:
+    """``IndexView`` from values. Lexical answers are given per query (``(terms, limit,
+    field weights)``), as BM25 is the index's to compute; with ``strict``, a query, term or
+    name never given is a ``ReplayMiss`` rather than an empty answer."""
+
+    file_infos: Mapping[str, FileInfo]
+    symbols: Sequence[SymbolSpan] = ()
+    edge_list: Sequence[Edge] = ()
+    omitted_paths: Sequence[tuple[str, str]] = ()
+    lexical_answers: Mapping[LexicalKey, Sequence[tuple[str, float]]] = field(default_factory=dict)
+    frequencies: Mapping[str, int] = field(default_factory=dict)
+    named: frozenset[str] | None = None  # names whose definitions are all in ``symbols``
+    covered: frozenset[str] | None = None  # paths whose definitions are all in ``symbols``
+    strict: bool = False
+
+    def files(self) -> dict[str, FileInfo]:
+        return dict(self.file_infos)
+
+    def omitted(self) -> list[tuple[str, str]]:
+        return list(self.omitted_paths)
+
+    def lexical(
+        self,
+        terms: Sequence[str],
+        limit: int,
+        field_weights: tuple[float, float, float] = FIELD_WEIGHTS,
+    ) -> list[tuple[str, float]]:
+        if not terms:
+            return []
+        key = (tuple(terms), limit, field_weights)
+        if key in self.lexical_answers:
+            return list(self.lexical_answers[key])
+        if self.strict:
+            raise ReplayMiss(f"no recorded lexical answer for {len(terms)} term(s), limit {limit}")
+        return []
+
+    def document_frequencies(self, terms: Iterable[str]) -> dict[str, int]:
+        out = {}
+        for term in sorted(set(terms)):
+            if term not in self.frequencies and self.strict:
+                raise ReplayMiss(f"no recorded document frequency for {term!r}")
+            out[term] = self.frequencies.get(term, 0)
+        return out
+
+    def symbols_named(self, names: Iterable[str]) -> list[SymbolSpan]:
+        wanted = set(names)
+        if self.strict and self.named is not None and not wanted <= self.named:
+            raise ReplayMiss("no recorded definitions for some names")
+        return sorted((s for s in self.symbols if s.name in wanted), key=_symbol_key)
+
+    def symbols_in(self, paths: Iterable[str]) -> list[SymbolSpan]:
+        wanted = set(paths) & set(self.file_infos)
+        if self.strict and self.covered is not None and not wanted <= self.covered:
+            raise ReplayMiss("no recorded definitions for some files")
+        return sorted((s for s in self.symbols if s.path in wanted), key=_symbol_key)
+
+    def edges(self) -> list[Edge]:
+        return sorted(self.edge_list)
+
+
+@dataclass(slots=True)
+class RecordingView:
+    """An ``IndexView`` that answers from ``inner`` and keeps every answer."""
+
+    inner: IndexView
+    lexical_answers: dict[LexicalKey, list[tuple[str, float]]] = field(default_factory=dict)
+    frequencies: dict[str, int] = field(default_factory=dict)
+    symbols: dict[tuple[str, int, int, str], SymbolSpan] = field(default_factory=dict)
+    named: set[str] = field(default_factory=set)
+    covered: set[str] = field(default_factory=set)
+
+    def files(self) -> dict[str, FileInfo]:
+        return self.inner.files()
+
+    def omitted(self) -> list[tuple[str, str]]:
+        return self.inner.omitted()
+
+    def lexical(
+        self,
+        terms: Sequence[str],
+        limit: int,
+        field_weights: tuple[float, float, float] = FIELD_WEIGHTS,
+    ) -> list[tuple[str, float]]:
+        hits = self.inner.lexical(terms, limit, field_weights)
+        if terms:
+            self.lexical_answers[(tuple(terms), limit, field_weights)] = list(hits)
+        return hits
+
+    def document_frequencies(self, terms: Iterable[str]) -> dict[str, int]:
+        out = self.inner.document_frequencies(terms)
+        self.frequencies.update(out)
+        return out
+
+    def symbols_named(self, names: Iterable[str]) -> list[SymbolSpan]:
+        wanted = set(names)
+        found = self.inner.symbols_named(wanted)
+        self.named |= wanted
+        self.symbols.update((_symbol_key(s), s) for s in found)
+        return found
+
+    def symbols_in(self, paths: Iterable[str]) -> list[SymbolSpan]:
+        wanted = set(paths)
+        found = self.inner.symbols_in(wanted)
+        self.covered |= wanted & set(self.inner.files())
+        self.symbols.update((_symbol_key(s), s) for s in found)
+        return found
+
+    def edges(self) -> list[Edge]:
+        return self.inner.edges()
+
+    def replay(self) -> MemoryView:
+        """A strict view giving exactly the answers recorded so far (and the whole file
+        table, omissions and graph)."""
+        return MemoryView(
+            file_infos=self.inner.files(),
+            symbols=tuple(self.symbols.values()),
+            edge_list=tuple(self.inner.edges()),
+            omitted_paths=tuple(self.inner.omitted()),
+            lexical_answers=dict(self.lexical_answers),
+            frequencies=dict(self.frequencies),
+            named=frozenset(self.named),
+            covered=frozenset(self.covered),
+            strict=True,
+        )
+
+
+def view_to_dict(view: MemoryView) -> dict[str, Any]:
+    """A replayable view as JSON values (paths by index in the file table, to stay small)."""
+    paths = sorted(view.file_infos)
+    number = {p: i for i, p in enumerate(paths)}
+    infos = [view.file_infos[p] for p in paths]
+    return {
+        "files": [
+            [
+                f.path,
+                f.size,
+                f.sha256,
+                f.language,
+                f.encoding,
+                f.lines,
+                f.status,
+                f.is_test,
+                f.git_blob,
+            ]
+            for f in infos
+        ],
+        "symbols": [
+            [number[s.path], s.kind, s.name, s.qualname, s.start_line, s.end_line]
+            for s in sorted(view.symbols, key=_symbol_key)
+        ],
+        "edges": [[number[a], number[b], kind] for a, b, kind in sorted(view.edge_list)],
+        "omitted": [list(o) for o in view.omitted_paths],
+        "lexical": [
+            [list(terms), limit, list(weights), [[number[p], s] for p, s in hits]]
+            for (terms, limit, weights), hits in sorted(view.lexical_answers.items())
+        ],
+        "frequencies": dict(sorted(view.frequencies.items())),
+        "named": sorted(view.named or ()),
+        "covered": sorted(number[p] for p in view.covered or ()),
+    }
+
+
+def view_from_dict(doc: Mapping[str, Any]) -> MemoryView:
+    """The strict ``MemoryView`` of ``view_to_dict``'s document.
+
+    Raises:
+        UsageError: the document is not one (a key missing or of the wrong shape).
+    """
+    try:
+        infos = [
+            FileInfo(path=f[0], size=f[1], sha256=f[2], language=f[3], encoding=f[4], lines=f[5],
+                     status=f[6], is_test=bool(f[7]), git_blob=f[8])
+            for f in doc["files"]
+        ]  # fmt: skip
+        paths = [f.path for f in infos]
+        return MemoryView(
+            file_infos={f.path: f for f in infos},
+            symbols=tuple(
+                SymbolSpan(
+                    path=paths[s[0]],
+                    kind=s[1],
+                    name=s[2],
+                    qualname=s[3],
+                    start_line=s[4],
+                    end_line=s[5],
+                )
+                for s in doc["symbols"]
+            ),
+            edge_list=tuple((paths[a], paths[b], kind) for a, b, kind in doc["edges"]),
+            omitted_paths=tuple((str(p), str(r)) for p, r in doc["omitted"]),
+            lexical_answers={
+                (tuple(terms), int(limit), (float(w[0]), float(w[1]), float(w[2]))): [
+                    (paths[i], float(score)) for i, score in hits
+                ]
+                for terms, limit, w, hits in doc["lexical"]
+            },
+            frequencies={str(t): int(n) for t, n in doc["frequencies"].items()},
+            named=frozenset(doc["named"]),
+            covered=frozenset(paths[i] for i in doc["covered"]),
+            strict=True,
+        )
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise UsageError(f"not a recorded index view ({type(exc).__name__})") from None

@@ -17,7 +17,6 @@ from excerpt.core.settings import repo_cache_dir
 from excerpt.index.build import index_repository, resolve_root
 from excerpt.index.graph import graph_document
 from excerpt.index.store import IndexStore
-from excerpt.index.view import IndexView
 from excerpt.pack.build import PackRequest, build_pack, build_plan
 from excerpt.pack.model import Item, Omitted, Pack, Plan, pack_schema
 from excerpt.pack.retrieve import Retrieved, retrieve
@@ -63,7 +62,7 @@ def export_graph(repo: str | os.PathLike[str], *, cache_dir: Path | None = None)
     index_repository(root, cache_dir=cache_dir)
     store = IndexStore.open(repo_cache_dir(root, cache_dir))
     try:
-        view = IndexView(store.conn)
+        view = store.view()
         nodes = [p for p, f in view.files().items() if f.status is None]
         return graph_document(nodes, view.edges())
     finally:

@@ -60,9 +60,10 @@ def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan
     """
     prep = prepare(request, progress)
     entries: list[PlanEntry] = []
+    omitted = list(prep.omitted)
     # the plan lists regions; serving a small top file whole is a packing decision
     for cand, region, size in _ordered_regions(prep, 0):
-        prep.omitted.extend(_secret_omissions(prep, cand.path, region))
+        omitted.extend(_secret_omissions(prep, cand.path, region))
         entries.append(
             PlanEntry(
                 rank=len(entries) + 1,
@@ -82,7 +83,7 @@ def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan
     return Plan(
         candidates=tuple(entries),
         suggested_budget=max(suggested, 1000),
-        omitted=_unique_omissions(prep.omitted),
+        omitted=_unique_omissions(omitted),
     )
 
 
@@ -251,7 +252,7 @@ _BREADTH = 3
 _WHOLE_SHARES = (0.7, 0.3)  # by rank: the top file, the second
 
 
-def _whole(prep: Prepared, rank: int, cand: Candidate, budget: int) -> list[Region] | None:
+def _whole(prep: Prepared, rank: int, cand: Candidate, budget: int) -> Sequence[Region] | None:
     """The whole file as one region, for a top file small enough to serve entire."""
     if rank >= len(_WHOLE_SHARES) or not prep.regions[cand.path]:
         return None
@@ -348,7 +349,7 @@ def _pieces(
     return pieces
 
 
-def _piece(cand: Candidate, region: Region, lines: list[bytes], start: int, end: int) -> _Piece:
+def _piece(cand: Candidate, region: Region, lines: Sequence[bytes], start: int, end: int) -> _Piece:
     return _Piece(cand, region, start, end, b"".join(lines[start - 1 : end]))
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from excerpt.core import git
 from excerpt.core.lines import split_lines
@@ -25,7 +26,15 @@ from excerpt.pack.regions import Region, choose_regions, line_matches
 from excerpt.rank.score import Candidate, rank_files
 from excerpt.rank.task import Task, analyze_task
 
-__all__ = ["MAX_BUDGET", "PackRequest", "Prepared", "prepare"]
+__all__ = [
+    "MAX_BUDGET",
+    "FileSource",
+    "PackRequest",
+    "Prepared",
+    "WorkspaceFiles",
+    "prepare",
+    "prepare_ranked",
+]
 
 MAX_BUDGET = 10_000_000
 
@@ -50,53 +59,107 @@ class PackRequest:
             raise UsageError("the task is empty")
 
 
-@dataclass
+class FileSource(Protocol):
+    """Where a pack reads a ranked file's bytes: the workspace, or a recording of it."""
+
+    def read(self, path: str) -> FileContent | Omission:
+        """The file's content, or why it is not read (never raises for the file's state)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceFiles:
+    """``FileSource`` over the repository, through the guarded reader."""
+
+    root: Path
+    limits: Limits = field(default_factory=Limits)
+
+    def read(self, path: str) -> FileContent | Omission:
+        return read_file(self.root, path, self.limits)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Prepared:
+    """A ranking with the files read: what selection needs, and nothing it must fetch."""
+
     root: Path
     cache: Path
     report: IndexReport
-    candidates: list[Candidate]
-    files: dict[str, tuple[FileContent, list[bytes]]]
-    regions: dict[str, list[Region]]
-    secrets: dict[str, list[tuple[int, int]]]
-    omitted: list[Omitted]
+    candidates: tuple[Candidate, ...]
+    files: Mapping[str, tuple[FileContent, tuple[bytes, ...]]]
+    regions: Mapping[str, tuple[Region, ...]]
+    secrets: Mapping[str, tuple[tuple[int, int], ...]]
+    omitted: tuple[Omitted, ...]
     graph: dict[str, Any] | None
     task: Task
 
 
 def prepare(request: PackRequest, progress: ProgressFn | None) -> Prepared:
+    """Refresh the index, then rank and read for ``request`` (``prepare_ranked``).
+
+    Raises:
+        UsageError: a bad changed path or graph file.
+        EnvironmentFault: the repository or cache cannot be used.
+    """
     root = resolve_root(request.repo)
     report = index_repository(root, cache_dir=request.cache_dir, progress=progress)
     cache = repo_cache_dir(root, request.cache_dir)
-    store = IndexStore.open(cache)
-    try:
-        view = IndexView(store.conn)
-        task = analyze_task(request.task)
+    with IndexStore.open(cache) as store:
+        view = store.view()
         changed = _changed_paths(root, view, request)
-        graph: dict[str, Any] | None = None
-        edges = None
-        if request.graph_file is not None:
-            edges, digest = load_graph(request.graph_file)
-            graph = {
-                "source": "file",
-                "sha256": digest,
-                "integrity": "valid",
-                "note": "integrity valid, freshness unverified",
-            }
-        if not request.use_graph:
-            edges = []
+        edges, graph = _graph_file(request)
         if progress is not None:
             progress(0, 0, "rank")
-        candidates = rank_files(task, view, changed=changed, edges=edges)
-        prep = Prepared(
-            root=root, cache=cache, report=report, candidates=candidates, files={}, regions={},
-            secrets={}, omitted=[], graph=graph, task=task,
+        return prepare_ranked(
+            analyze_task(request.task), view, WorkspaceFiles(root),
+            root=root, cache=cache, report=report, changed=changed, edges=edges, graph=graph,
         )  # fmt: skip
-        _read_candidates(prep, view)
-        _refused_mentions(prep, view)
-        return prep
-    finally:
-        store.close()
+
+
+def prepare_ranked(
+    task: Task,
+    view: IndexView,
+    source: FileSource,
+    *,
+    root: Path,
+    cache: Path,
+    report: IndexReport,
+    changed: Sequence[str] = (),
+    edges: Sequence[tuple[str, str, str]] | None = None,
+    graph: dict[str, Any] | None = None,
+) -> Prepared:
+    """Rank the files for ``task`` and read the ranked ones: regions and secret lines.
+
+    Touches nothing but ``view`` and ``source``, so a recorded view and recorded files give
+    the same result with no index and no tree.
+    """
+    candidates = rank_files(task, view, changed=changed, edges=edges)
+    read = _read_candidates(task, candidates, view, source)
+    refused = _refused_mentions(task, view, read.omitted)
+    return Prepared(
+        root=root, cache=cache, report=report, candidates=tuple(read.kept), files=read.files,
+        regions=read.regions, secrets=read.secrets, omitted=(*read.omitted, *refused),
+        graph=graph, task=task,
+    )  # fmt: skip
+
+
+def _graph_file(
+    request: PackRequest,
+) -> tuple[Sequence[tuple[str, str, str]] | None, dict[str, Any] | None]:
+    """The edges of ``--graph FILE`` (None: the index's own), and how the pack describes it."""
+    edges: Sequence[tuple[str, str, str]] | None = None
+    graph: dict[str, Any] | None = None
+    if request.graph_file is not None:
+        edges, digest = load_graph(request.graph_file)
+        graph = {
+            "source": "file",
+            "sha256": digest,
+            "integrity": "valid",
+            "note": "integrity valid, freshness unverified",
+        }
+    if not request.use_graph:
+        edges = []
+    return edges, graph
 
 
 def _changed_paths(root: Path, view: IndexView, request: PackRequest) -> list[str]:
@@ -137,46 +200,57 @@ def _changed_path(root: Path, raw: str) -> str:
     raise UsageError("a changed path is outside the repository")
 
 
-def _read_candidates(prep: Prepared, view: IndexView) -> None:
+@dataclass(slots=True)
+class _Read:
+    kept: list[Candidate] = field(default_factory=list)
+    files: dict[str, tuple[FileContent, tuple[bytes, ...]]] = field(default_factory=dict)
+    regions: dict[str, tuple[Region, ...]] = field(default_factory=dict)
+    secrets: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    omitted: list[Omitted] = field(default_factory=list)
+
+
+def _read_candidates(
+    task: Task, candidates: Sequence[Candidate], view: IndexView, source: FileSource
+) -> _Read:
     symbols: dict[str, list[Any]] = {}
-    for sym in view.symbols_in(c.path for c in prep.candidates):
+    for sym in view.symbols_in(c.path for c in candidates):
         symbols.setdefault(sym.path, []).append(sym)
-    weights = _term_weights(prep.task, view)
-    kept: list[Candidate] = []
+    weights = _term_weights(task, view)
+    out = _Read()
     first_with: dict[str, str] = {}  # content hash -> the first ranked path holding it
-    for cand in prep.candidates:
-        content = read_file(prep.root, cand.path, Limits())
+    for cand in candidates:
+        content = source.read(cand.path)
         if isinstance(content, Omission):
-            prep.omitted.append(Omitted(path=cand.path, reason=content.reason, score=cand.score))
+            out.omitted.append(Omitted(path=cand.path, reason=content.reason, score=cand.score))
             continue
         if content.data and first_with.setdefault(content.sha256, cand.path) != cand.path:
             # a symlink or a copy of a file ranked above: its lines are already on offer
             same = first_with[content.sha256]
-            prep.omitted.append(
+            out.omitted.append(
                 Omitted(path=cand.path, reason="duplicate", score=cand.score, duplicate_of=same)
             )
             continue
         if content.binary or content.encoding not in ("utf-8", "utf-8-sig"):
             reason = "binary" if content.binary else "not_utf8"
-            prep.omitted.append(Omitted(path=cand.path, reason=reason, score=cand.score))
+            out.omitted.append(Omitted(path=cand.path, reason=reason, score=cand.score))
             continue
         lines = split_lines(content.data)
         text_lines = [line.decode("utf-8") for line in lines]
         matches = line_matches(text_lines, weights)
-        prep.files[cand.path] = (content, lines)
+        out.files[cand.path] = (content, tuple(lines))
         # the strongest files get more of their matching places to choose from
-        depth = _DEEP_REGIONS if len(kept) < _DEEP_FILES else _SHALLOW_REGIONS
-        prep.regions[cand.path] = choose_regions(
+        depth = _DEEP_REGIONS if len(out.kept) < _DEEP_FILES else _SHALLOW_REGIONS
+        chosen = choose_regions(
             len(lines), symbols.get(cand.path, []), cand.anchors, matches, depth, text_lines
         )
-        found = secret_lines("".join(text_lines))
-        prep.secrets[cand.path] = [(f.start_line, f.end_line) for f in found]
+        secrets = tuple((f.start_line, f.end_line) for f in secret_lines("".join(text_lines)))
+        out.secrets[cand.path] = secrets
         # a region that is nothing but secret lines has nothing to serve or to plan: it is
         # listed as omitted, and the file's next region takes its place
         regions = []
-        for region in prep.regions[cand.path]:
-            if _all_secret(region, prep.secrets[cand.path]):
-                prep.omitted.append(
+        for region in chosen:
+            if _all_secret(region, secrets):
+                out.omitted.append(
                     Omitted(
                         path=cand.path,
                         reason="secret",
@@ -186,17 +260,17 @@ def _read_candidates(prep: Prepared, view: IndexView) -> None:
                 )
             else:
                 regions.append(region)
-        prep.regions[cand.path] = regions
-        if prep.regions[cand.path]:
-            kept.append(cand)
-    prep.candidates = kept
+        out.regions[cand.path] = tuple(regions)
+        if regions:
+            out.kept.append(cand)
+    return out
 
 
 _LINE_TERMS = 24
 _DEEP_FILES, _DEEP_REGIONS, _SHALLOW_REGIONS = 8, 12, 2
 
 
-def _all_secret(region: Region, secrets: list[tuple[int, int]]) -> bool:
+def _all_secret(region: Region, secrets: Sequence[tuple[int, int]]) -> bool:
     covered = {
         n for s, e in secrets for n in range(max(s, region.start_line), min(e, region.end_line) + 1)
     }
@@ -215,15 +289,17 @@ def _term_weights(task: Task, view: IndexView) -> dict[str, float]:
     return {t: math.log((n - d + 0.5) / (d + 0.5) + 1.0) for d, t in chosen[:_LINE_TERMS]}
 
 
-def _refused_mentions(prep: Prepared, view: IndexView) -> None:
+def _refused_mentions(task: Task, view: IndexView, omitted: Sequence[Omitted]) -> list[Omitted]:
     """Paths the task names that discovery refused: listed, never opened."""
     refused = dict(view.omitted())
     for path, status in ((p, f.status) for p, f in view.files().items() if f.status):
         refused[path] = status or "binary"
-    listed = {o.path for o in prep.omitted}
-    for mention in prep.task.paths:
+    listed = {o.path for o in omitted}
+    out = []
+    for mention in task.paths:
         for path, reason in refused.items():
             named = path == mention or path.endswith("/" + mention)
             if named and path not in listed:
-                prep.omitted.append(Omitted(path=path, reason=reason))
+                out.append(Omitted(path=path, reason=reason))
                 listed.add(path)
+    return out

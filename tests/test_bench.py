@@ -743,3 +743,17 @@ def test_a_replay_of_a_directory_that_is_not_a_recording_is_a_usage_error(
 def test_record_and_replay_together_is_a_usage_error(shop: Shop, tmp_path: Path) -> None:
     run = _bench(shop, tmp_path / "o", "--record", str(tmp_path / "r"), "--replay", str(tmp_path))
     assert run.code == 2 and "cannot be used together" in run.stderr
+
+
+def test_a_weights_variant_changes_the_ranking_and_replays_the_same(
+    shop: Shop, recorded: tuple[Run, Path], full: Run, tmp_path: Path
+) -> None:
+    _, record = recorded
+    variant = tmp_path / "variant.toml"
+    # nothing but names and paths: the vague task matches nothing, the others still rank
+    variant.write_text("lexical_gain = 0\ntitle_gain = 0\n", encoding="utf-8")
+    live = _bench(shop, tmp_path / "live", "--weights", str(variant))
+    replayed = _replay(shop, record, tmp_path / "replayed", "--weights", str(variant))
+    assert live.code == 0 and replayed.code == 0, (live.stderr, replayed.stderr)
+    assert replayed.predictions() == live.predictions()
+    assert live.predictions() != full.predictions()

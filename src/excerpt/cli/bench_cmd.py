@@ -64,6 +64,11 @@ def register(sub: Any) -> None:
         "--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
         help="with --replay: worker processes (default: the number of cores)",
     )  # fmt: skip
+    loc.add_argument(
+        "--weights", type=Path, metavar="FILE",
+        help="ranking and selection numbers to use instead of the shipped ones (TOML: any keys"
+        " of excerpt/rank/weights.toml; the rest keep their values)",
+    )  # fmt: skip
     loc.add_argument("--json", action="store_true", help="print report.json")
     loc.set_defaults(handler=run)
 
@@ -82,6 +87,7 @@ def _git_dirs(specs: list[str]) -> dict[str, Path]:
 
 def run(args: argparse.Namespace) -> int:
     from excerpt.evals.bench import load_tasks, render_report, run_localize, summarise
+    from excerpt.rank.weights import load_weights
     from excerpt.render.progress import ProgressBar
     from excerpt.render.text import to_json
 
@@ -97,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--record and --replay cannot be used together")
     if args.jobs < 1:
         raise UsageError("--jobs must be 1 or more")
+    weights = None if args.weights is None else load_weights(args.weights)
     tasks = load_tasks(args.dataset)
     if args.repos:
         wanted = {r.strip() for r in args.repos.split(",")}
@@ -107,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         rows = run_localize(
             tasks, _git_dirs(args.git_dir), args.out, budgets, progress=bar,
             ablate=args.ablations, record=args.record, replay=args.replay, jobs=args.jobs,
+            weights=weights,
         )  # fmt: skip
     finally:
         if bar is not None:

@@ -40,6 +40,7 @@ from excerpt.index.view import IndexView, RecordingView, ReplayMiss
 from excerpt.pack.prepare import FileSource, WorkspaceFiles, prepare_ranked
 from excerpt.rank.score import SIGNALS, rank_files
 from excerpt.rank.task import analyze_task
+from excerpt.rank.weights import Weights, default_weights
 
 __all__ = ["BenchTask", "bm25_ranking", "export_tree", "load_tasks", "run_localize", "summarise"]
 
@@ -201,11 +202,13 @@ def run_localize(
     record: Path | None = None,
     replay: Path | None = None,
     jobs: int = 1,
+    weights: Weights | None = None,
 ) -> list[dict[str, Any]]:
     """Rank, pack and score every task; write ``predictions.jsonl`` as it goes.
 
     With ``record``, each task's index answers and file reads are kept there; with
     ``replay``, tasks are ranked and packed from such a recording alone (``jobs`` processes).
+    ``weights`` replaces the shipped ranking and selection numbers.
 
     Raises:
         UsageError: a repository without a git directory, or a recording that does not hold
@@ -217,7 +220,7 @@ def run_localize(
     rows: list[dict[str, Any]] = []
     with (out / "predictions.jsonl").open("w", encoding="utf-8") as predictions:
         for done, row in enumerate(
-            _rows(tasks, git_dirs, out, budgets, ablate, record, replay, jobs), start=1
+            _rows(tasks, git_dirs, out, budgets, ablate, record, replay, jobs, weights), start=1
         ):
             predictions.write(
                 json.dumps({"instance_id": row["instance_id"], "files": row.pop("files")}) + "\n"
@@ -237,14 +240,16 @@ def _rows(
     record: Path | None,
     replay: Path | None,
     jobs: int,
+    weights: Weights | None,
 ) -> Iterator[dict[str, Any]]:
+    w = weights or default_weights()
     if replay is None:
         for task in tasks:
-            yield _run_one(task, git_dirs, out, out / "cache", budgets, ablate, record)
+            yield _run_one(task, git_dirs, out, out / "cache", budgets, ablate, record, w)
         return
     if jobs <= 1 or len(tasks) < 2:
         for task in tasks:
-            yield _replay_one(task, replay, out / "cache", budgets, ablate)
+            yield _replay_one(task, replay, out / "cache", budgets, ablate, w)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -260,6 +265,7 @@ def _rows(
             caches,
             [budgets] * len(tasks),
             [ablate] * len(tasks),
+            [w] * len(tasks),
             chunksize=4,
         )
 
@@ -286,6 +292,7 @@ class _Inputs:
     cache: Path
     report: IndexReport
     gold_present: frozenset[str]
+    weights: Weights
 
 
 def _run_one(
@@ -296,6 +303,7 @@ def _run_one(
     budgets: Sequence[int],
     ablate: bool = False,
     record: Path | None = None,
+    weights: Weights | None = None,
 ) -> dict[str, Any]:
     root = resolve_root(_workdir(task, git_dirs, out))
     started = time.perf_counter()
@@ -318,7 +326,7 @@ def _run_one(
         gold = frozenset(g for g in task.gold_files if g in present or (root / g).is_file())
         inputs = _Inputs(
             view=view, source=source, raw=read_raw, root=root, cache=repo_cache,
-            report=report, gold_present=gold,
+            report=report, gold_present=gold, weights=weights or default_weights(),
         )  # fmt: skip
         row = _score(task, inputs, budgets, ablate, started)
         if record is not None:
@@ -334,7 +342,12 @@ def _run_one(
 
 
 def _replay_one(
-    task: BenchTask, replay: Path, cache: Path, budgets: Sequence[int], ablate: bool
+    task: BenchTask,
+    replay: Path,
+    cache: Path,
+    budgets: Sequence[int],
+    ablate: bool,
+    weights: Weights | None = None,
 ) -> dict[str, Any]:
     rec = read_task_recording(replay, task.instance_id)
     if rec.task_sha256 != _task_digest(task):
@@ -348,7 +361,7 @@ def _replay_one(
     inputs = _Inputs(
         view=rec.view, source=ReplaySource(rec.files), raw=read_raw, root=Path(rec.root),
         cache=cache / "repos" / "replay", report=rec.report,
-        gold_present=frozenset(rec.gold_present),
+        gold_present=frozenset(rec.gold_present), weights=weights or default_weights(),
     )  # fmt: skip
     return _score(task, inputs, budgets, ablate, time.perf_counter())
 
@@ -363,7 +376,7 @@ def _score(
     """Rank and pack one task from its inputs, and score both systems."""
     prep = prepare_ranked(
         analyze_task(task.problem_statement), inputs.view, inputs.source,
-        root=inputs.root, cache=inputs.cache, report=inputs.report,
+        root=inputs.root, cache=inputs.cache, report=inputs.report, weights=inputs.weights,
     )  # fmt: skip
     packs = [fit_pack(prep, task.problem_statement, b).pack for b in budgets]
     latency = time.perf_counter() - started
@@ -372,7 +385,7 @@ def _score(
     baseline = bm25_ranking(inputs.view, task.problem_statement)
     bm25_latency = time.perf_counter() - started
     gold = set(inputs.gold_present)
-    ablations = _ablations(task, inputs.view, gold) if ablate else {}
+    ablations = _ablations(task, inputs.view, gold, inputs.weights) if ablate else {}
     lines = {p: r for p, r in task.gold_changed_lines.items() if p in gold}
     coverage = {
         str(b): line_coverage(lines, [(i.path, i.start_line, i.end_line) for i in pack.items])
@@ -394,15 +407,18 @@ def _score(
     }
 
 
-def _ablations(task: BenchTask, view: IndexView, gold: set[str]) -> dict[str, dict[str, float]]:
+def _ablations(
+    task: BenchTask, view: IndexView, gold: set[str], w: Weights
+) -> dict[str, dict[str, float]]:
     """File metrics with each ranking signal left out in turn (same index, same task), beside
     the ranking with every signal measured the same way: the engine's own figures come from the
     pack's candidates, which leave out files it cannot serve (empty, binary, all secret)."""
     analysed = analyze_task(task.problem_statement)
-    ranked = [c.path for c in rank_files(analysed, view)]
+    ranked = [c.path for c in rank_files(analysed, view, weights=w)]
     out = {ALL_SIGNALS: _file_metrics(ranked[:TOP], gold)}
     for signal in SIGNALS:
-        ranked = [c.path for c in rank_files(analysed, view, without=frozenset({signal}))]
+        without = frozenset({signal})
+        ranked = [c.path for c in rank_files(analysed, view, without=without, weights=w)]
         out[f"without {signal}"] = _file_metrics(ranked[:TOP], gold)
     return out
 

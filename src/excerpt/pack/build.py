@@ -20,7 +20,7 @@ from excerpt.pack.handles import format_handle
 from excerpt.pack.model import Item, Omitted, Pack, Plan, PlanEntry
 from excerpt.pack.prepare import MAX_BUDGET, PackRequest, Prepared, prepare
 from excerpt.pack.regions import Region
-from excerpt.rank.score import CHANGED_GAIN, Candidate, Reason
+from excerpt.rank.score import Candidate, Reason
 from excerpt.risk import classify_path
 
 __all__ = ["PackRequest", "build_pack", "build_packs", "build_plan", "remember", "select"]
@@ -171,9 +171,6 @@ def remember(prep: Prepared, pack: Pack) -> None:
     _remember(prep, pack.items)
 
 
-_GAP_LINES = 3  # excerpts this close are served as one: one header, one fence, no gap
-
-
 def _join_neighbours(
     prep: Prepared, pieces: list[_Piece], remaining: int
 ) -> tuple[list[_Piece], int]:
@@ -192,7 +189,7 @@ def _join_neighbours(
             s <= n <= e for s, e in prep.secrets.get(piece.candidate.path, []) for n in gap
         )
         size = sum(len(lines[n - 1]) for n in gap)
-        if len(gap) > _GAP_LINES or secret or size > remaining:
+        if len(gap) > prep.weights.gap_lines or secret or size > remaining:
             out.append(piece)
             continue
         remaining -= size
@@ -241,27 +238,18 @@ def _worth_serving(piece: _Piece, *, whole: bool) -> bool:
 # -- selection -----------------------------------------------------------------------------
 
 
-_BREADTH = 3
-
-
-# The top file is served whole when it takes at most 0.7 of the budget, the second when it
-# takes at most 0.3: the lines a change touches are often outside the functions the task's
-# words reach (development issues, gold-line coverage at 32 KB: 61.8% with neither, 63.5%
-# with the first at 0.5, 64.3% with both; 0.7 instead of 0.5 for the first: 66.0% -> 66.8%,
-# 8 issues better and 3 worse).
-_WHOLE_SHARES = (0.7, 0.3)  # by rank: the top file, the second
-
-
 def _whole(prep: Prepared, rank: int, cand: Candidate, budget: int) -> Sequence[Region] | None:
-    """The whole file as one region, for a top file small enough to serve entire."""
-    if rank >= len(_WHOLE_SHARES) or not prep.regions[cand.path]:
+    """The whole file as one region, for a top file small enough to serve entire (the lines a
+    change touches are often outside the functions the task's words reach)."""
+    shares = prep.weights.whole_shares
+    if rank >= len(shares) or not prep.regions[cand.path]:
         return None
     if _is_changed(cand) and not _top_by_the_task(prep, cand):
         # a changed file comes first because it changed: served whole only when the task's
         # own words put it first too (in a handoff, the change is done; the rest is next)
         return None
     _, lines = prep.files[cand.path]
-    if not lines or sum(len(line) for line in lines) > budget * _WHOLE_SHARES[rank]:
+    if not lines or sum(len(line) for line in lines) > budget * shares[rank]:
         return None
     first = prep.regions[cand.path][0]
     return [Region(1, len(lines), "file", first.weight, first.focus, first.signal)]
@@ -275,19 +263,15 @@ def _top_by_the_task(prep: Prepared, cand: Candidate) -> bool:
     """Whether ``cand`` ranks first on the task's evidence alone, its changed gain aside."""
 
     def own(c: Candidate) -> float:
-        return c.score - (CHANGED_GAIN if _is_changed(c) else 0.0)
+        return c.score - (prep.weights.changed_gain if _is_changed(c) else 0.0)
 
     return all(own(cand) >= own(c) for c in prep.candidates)
 
 
 def _ordered_regions(prep: Prepared, budget: int) -> list[tuple[Candidate, Region, int]]:
-    """The first region of each of the top three files in rank order, then every other
+    """The first region of each of the top ``breadth`` files in rank order, then every other
     region by its own score: a strong file's second function before a weak file's first
-    (files still appear in rank order: first regions swap places among themselves).
-
-    Three, not more: on the development issues, serving the top files deeper before
-    spreading over eight files raised gold-line coverage at 16 KB from 45.5% to 53.7%
-    (82-task sample)."""
+    (files still appear in rank order: first regions swap places among themselves)."""
     firsts: list[tuple[Candidate, Region, int]] = []
     rest: list[tuple[Candidate, Region, int, int]] = []  # rank of a first region, else -1
     for rank, cand in enumerate(prep.candidates):
@@ -300,7 +284,7 @@ def _ordered_regions(prep: Prepared, budget: int) -> list[tuple[Candidate, Regio
                 for n in range(region.start_line, region.end_line + 1)
                 if n not in secret
             )
-            if i == 0 and rank < _BREADTH:
+            if i == 0 and rank < prep.weights.breadth:
                 firsts.append((cand, region, size))
             else:
                 rest.append((cand, region, size, rank if i == 0 else -1))

@@ -25,6 +25,7 @@ from excerpt.pack.model import Omitted
 from excerpt.pack.regions import Region, choose_regions, line_matches
 from excerpt.rank.score import Candidate, rank_files
 from excerpt.rank.task import Task, analyze_task
+from excerpt.rank.weights import Weights, default_weights
 
 __all__ = [
     "MAX_BUDGET",
@@ -92,6 +93,7 @@ class Prepared:
     omitted: tuple[Omitted, ...]
     graph: dict[str, Any] | None
     task: Task
+    weights: Weights
 
 
 def prepare(request: PackRequest, progress: ProgressFn | None) -> Prepared:
@@ -127,19 +129,21 @@ def prepare_ranked(
     changed: Sequence[str] = (),
     edges: Sequence[tuple[str, str, str]] | None = None,
     graph: dict[str, Any] | None = None,
+    weights: Weights | None = None,
 ) -> Prepared:
     """Rank the files for ``task`` and read the ranked ones: regions and secret lines.
 
     Touches nothing but ``view`` and ``source``, so a recorded view and recorded files give
     the same result with no index and no tree.
     """
-    candidates = rank_files(task, view, changed=changed, edges=edges)
-    read = _read_candidates(task, candidates, view, source)
+    w = weights or default_weights()
+    candidates = rank_files(task, view, changed=changed, edges=edges, weights=w)
+    read = _read_candidates(task, candidates, view, source, w)
     refused = _refused_mentions(task, view, read.omitted)
     return Prepared(
         root=root, cache=cache, report=report, candidates=tuple(read.kept), files=read.files,
         regions=read.regions, secrets=read.secrets, omitted=(*read.omitted, *refused),
-        graph=graph, task=task,
+        graph=graph, task=task, weights=w,
     )  # fmt: skip
 
 
@@ -210,12 +214,12 @@ class _Read:
 
 
 def _read_candidates(
-    task: Task, candidates: Sequence[Candidate], view: IndexView, source: FileSource
+    task: Task, candidates: Sequence[Candidate], view: IndexView, source: FileSource, w: Weights
 ) -> _Read:
     symbols: dict[str, list[Any]] = {}
     for sym in view.symbols_in(c.path for c in candidates):
         symbols.setdefault(sym.path, []).append(sym)
-    weights = _term_weights(task, view)
+    weights = _term_weights(task, view, w)
     out = _Read()
     first_with: dict[str, str] = {}  # content hash -> the first ranked path holding it
     for cand in candidates:
@@ -239,10 +243,11 @@ def _read_candidates(
         matches = line_matches(text_lines, weights)
         out.files[cand.path] = (content, tuple(lines))
         # the strongest files get more of their matching places to choose from
-        depth = _DEEP_REGIONS if len(out.kept) < _DEEP_FILES else _SHALLOW_REGIONS
+        depth = w.deep_regions if len(out.kept) < w.deep_files else w.shallow_regions
         chosen = choose_regions(
-            len(lines), symbols.get(cand.path, []), cand.anchors, matches, depth, text_lines
-        )
+            len(lines), symbols.get(cand.path, []), cand.anchors, matches, depth, text_lines,
+            geometry=w,
+        )  # fmt: skip
         secrets = tuple((f.start_line, f.end_line) for f in secret_lines("".join(text_lines)))
         out.secrets[cand.path] = secrets
         # a region that is nothing but secret lines has nothing to serve or to plan: it is
@@ -266,10 +271,6 @@ def _read_candidates(
     return out
 
 
-_LINE_TERMS = 24
-_DEEP_FILES, _DEEP_REGIONS, _SHALLOW_REGIONS = 8, 12, 2
-
-
 def _all_secret(region: Region, secrets: Sequence[tuple[int, int]]) -> bool:
     covered = {
         n for s, e in secrets for n in range(max(s, region.start_line), min(e, region.end_line) + 1)
@@ -277,16 +278,16 @@ def _all_secret(region: Region, secrets: Sequence[tuple[int, int]]) -> bool:
     return len(covered) == region.end_line - region.start_line + 1
 
 
-def _term_weights(task: Task, view: IndexView) -> dict[str, float]:
+def _term_weights(task: Task, view: IndexView, w: Weights) -> dict[str, float]:
     """IDF of the task's most telling terms, for finding lines: the rarest ones that occur,
     and none that most files hold (they would mark half of every file)."""
     df = view.document_frequencies(task.terms)
     n = max(len(view.files()), 1)
     ordered = sorted((d, t) for t, d in df.items() if d > 0)
-    telling = [(d, t) for d, t in ordered if d <= n * 0.25]
+    telling = [(d, t) for d, t in ordered if d <= n * w.line_term_share]
     # a small repository can hold every word of the task in most files: keep the rarest few
     chosen = telling if len(telling) >= 3 else ordered[:3]
-    return {t: math.log((n - d + 0.5) / (d + 0.5) + 1.0) for d, t in chosen[:_LINE_TERMS]}
+    return {t: math.log((n - d + 0.5) / (d + 0.5) + 1.0) for d, t in chosen[: w.line_terms]}
 
 
 def _refused_mentions(task: Task, view: IndexView, omitted: Sequence[Omitted]) -> list[Omitted]:

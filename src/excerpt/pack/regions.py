@@ -15,13 +15,10 @@ from excerpt.core.lines import lines_matching
 from excerpt.index.tokens import split_identifier
 from excerpt.index.view import SymbolSpan
 from excerpt.rank.score import Anchor
+from excerpt.rank.weights import Weights, default_weights
 
 __all__ = ["Region", "choose_regions", "line_matches"]
 
-MAX_SYMBOL_LINES = 150
-WINDOW = 8
-HEAD_LINES = 60
-WHOLE_FILE_LINES = 120
 _MAX_LEXICAL_REGIONS = 3
 _SCAN_LINES = 50_000
 _WORD = re.compile(r"\w+")
@@ -61,17 +58,18 @@ def _innermost(symbols: Sequence[SymbolSpan], line: int) -> SymbolSpan | None:
     return min(holding, key=lambda s: (s.end_line - s.start_line, s.start_line), default=None)
 
 
-def _showable(symbols: Sequence[SymbolSpan]) -> list[SymbolSpan]:
-    return [s for s in symbols if s.end_line - s.start_line < MAX_SYMBOL_LINES]
+def _showable(symbols: Sequence[SymbolSpan], g: Weights) -> list[SymbolSpan]:
+    return [s for s in symbols if s.end_line - s.start_line < g.max_symbol_lines]
 
 
 def _around(
-    line: int, total: int, symbols: Sequence[SymbolSpan], weight: float, signal: str
+    line: int, total: int, symbols: Sequence[SymbolSpan], weight: float, signal: str, g: Weights
 ) -> Region:
     sym = _innermost(symbols, line)
     if sym is not None:
         return Region(sym.start_line, sym.end_line, "symbol", weight, line, signal)
-    return Region(max(1, line - WINDOW), min(total, line + WINDOW), "window", weight, line, signal)
+    start, end = max(1, line - g.window), min(total, line + g.window)
+    return Region(start, end, "window", weight, line, signal)
 
 
 def choose_regions(
@@ -81,22 +79,26 @@ def choose_regions(
     matches: Sequence[tuple[int, float, tuple[str, ...]]],
     max_lexical: int = _MAX_LEXICAL_REGIONS,
     lines: Sequence[str] = (),
+    *,
+    geometry: Weights | None = None,
 ) -> list[Region]:
     """Regions for one file, strongest first, merged and deterministic. Given the file's
-    ``lines``, each region takes in the blank lines that border it (see ``_pad``)."""
+    ``lines``, each region takes in the blank lines that border it (see ``_pad``).
+    ``geometry`` holds the window, head and symbol sizes (default: the shipped weights)."""
     if total_lines <= 0:
         return []
-    symbols = _showable(symbols)
+    g = geometry or default_weights()
+    symbols = _showable(symbols, g)
     regions: list[Region] = []
     for anchor in anchors:
         start, end = min(anchor.start_line, total_lines), min(anchor.end_line, total_lines)
-        if anchor.signal == "defines" and end - start < MAX_SYMBOL_LINES * 2:
+        if anchor.signal == "defines" and end - start < g.max_symbol_lines * 2:
             regions.append(Region(start, end, "symbol", anchor.weight, start, "defines"))
         elif anchor.signal == "defines":
             regions.append(
                 Region(
                     start,
-                    min(end, start + HEAD_LINES - 1),
+                    min(end, start + g.head_lines - 1),
                     "window",
                     anchor.weight,
                     start,
@@ -104,14 +106,14 @@ def choose_regions(
                 )
             )
         else:
-            regions.append(_around(start, total_lines, symbols, anchor.weight, anchor.signal))
-    regions.extend(_lexical_regions(total_lines, symbols, matches, regions, max_lexical))
+            regions.append(_around(start, total_lines, symbols, anchor.weight, anchor.signal, g))
+    regions.extend(_lexical_regions(total_lines, symbols, matches, regions, max_lexical, g))
     if not regions:
-        if total_lines <= WHOLE_FILE_LINES:
+        if total_lines <= g.whole_file_lines:
             regions.append(Region(1, total_lines, "file", 0.1, 1, "head"))
         else:
-            regions.append(Region(1, HEAD_LINES, "window", 0.1, 1, "head"))
-    return _pad(_merge(regions, total_lines), lines)
+            regions.append(Region(1, g.head_lines, "window", 0.1, 1, "head"))
+    return _pad(_merge(regions, total_lines), lines, g)
 
 
 def _lexical_regions(
@@ -120,6 +122,7 @@ def _lexical_regions(
     matches: Sequence[tuple[int, float, tuple[str, ...]]],
     taken: Sequence[Region],
     limit: int,
+    g: Weights,
 ) -> list[Region]:
     """The symbols (or windows) where matching lines are densest: the whole of a function
     that mentions the task's terms ten times beats the one line that mentions three."""
@@ -128,7 +131,7 @@ def _lexical_regions(
     for number, score, terms in matches:
         if any(r.start_line <= number <= r.end_line for r in taken):
             continue
-        region = _around(number, total_lines, symbols, 0.0, "match")
+        region = _around(number, total_lines, symbols, 0.0, "match", g)
         key = (region.start_line, region.end_line)
         total, seen, first = groups.get(key, (0.0, set(), region))
         groups[key] = (total + score, seen | set(terms), first)
@@ -154,10 +157,7 @@ def _lexical_regions(
     return out
 
 
-_PAD_LINES = 2
-
-
-def _pad(regions: list[Region], lines: Sequence[str]) -> list[Region]:
+def _pad(regions: list[Region], lines: Sequence[str], g: Weights) -> list[Region]:
     """Each region grown over up to two blank lines on either side, never into another
     region: the gap before and after a function is where a new one goes, and an excerpt that
     shows it shows the insertion point (development issues: gold-line coverage at 32 KB
@@ -168,7 +168,7 @@ def _pad(regions: list[Region], lines: Sequence[str]) -> list[Region]:
     out = []
     for region in regions:
         start, end = region.start_line, region.end_line
-        for _ in range(_PAD_LINES):
+        for _ in range(g.pad_lines):
             if start > 1 and start - 1 not in taken and not lines[start - 2].strip():
                 start -= 1
                 taken.add(start)

@@ -1,0 +1,89 @@
+"""What a file is for, from its path: the tables ranking demotes and falls back by. Pure.
+
+Each demotion names the ``Weights`` field holding its factor; the patterns are conventions
+of layout shared across ecosystems (a ``vendor/`` directory, a ``.lock`` file, a
+``CHANGELOG``), never the names of one repository's files.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "DATA_LANGUAGES",
+    "DEMOTIONS",
+    "DOCS",
+    "EXAMPLES",
+    "MANIFESTS",
+    "NOTES",
+    "OVERVIEW",
+    "TEST_DATA",
+]
+
+_LOCKS = (
+    "package-lock.json|yarn.lock|pnpm-lock.yaml|poetry.lock|Cargo.lock|go.sum|uv.lock"
+    "|Pipfile.lock|composer.lock"
+)
+# (label, path pattern, the Weights field of its factor), first match wins
+DEMOTIONS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    (
+        "translation catalog",
+        re.compile(r"(^|/)(locale|locales|i18n|l10n|translations)/|\.(po|pot|mo|xliff|xlf)$"),
+        "demote_translation",
+    ),
+    (
+        "generated file",
+        re.compile(
+            r"\.min\.(js|css)$|\.map$|_pb2\.py$|\.pb\.go$|\.generated\.|\.bundle\.js$"
+            r"|(^|/)(generated|dist|build|out)/"
+        ),
+        "demote_generated",
+    ),
+    (
+        "vendored code",
+        re.compile(r"(^|/)(vendor|third_party|thirdparty|node_modules)/"),
+        "demote_vendored",
+    ),
+    (
+        "lock file",
+        re.compile(r"(^|/)(" + re.escape(_LOCKS).replace(r"\|", "|") + r")$|\.lock$"),
+        "demote_lock",
+    ),
+    (
+        "fixture or snapshot",
+        re.compile(r"(^|/)(fixtures?|testdata|__snapshots__)/|\.snap$"),
+        "demote_fixture",
+    ),
+    (
+        "versioned library copy",
+        re.compile(r"-\d+(\.\d+)+(\.min)?\.(js|css)$"),
+        "demote_library_copy",
+    ),
+    ("repository metadata", re.compile(r"(^|/)\.github/"), "demote_repository_metadata"),
+)
+TEST_DATA = re.compile(r"(^|/)(tests?|testing|spec)/")
+DOCS = re.compile(
+    r"(^|/)(changes|changelog|history|news|authors|contributors|release[-_]?notes)(\.[\w.]+)?$"
+    r"|\.(md|rst|txt|adoc)$|(^|/)docs?/",
+    re.I,
+)
+# What describes the project rather than makes it: a changelog holds the words of every task
+# and the code of none.
+NOTES = re.compile(
+    r"(^|/)(?P<word>changes|changelog|history|news|authors|contributors|credits|thanks"
+    r"|licen[cs]e|copying|notice|code[-_]of[-_]conduct|contributing|release[-_]?notes)"
+    r"([-_.][\w.-]+)?$|(^|/)(?P<dir>release[-_]?notes)/",
+    re.I,
+)
+EXAMPLES = re.compile(r"(^|/)_?(?P<word>examples?|samples?|demos?|benchmarks?)/", re.I)
+MANIFESTS = re.compile(
+    r"(^|/)(package\.json|Cargo\.toml|pom\.xml|go\.mod|build\.gradle(\.kts)?|pyproject\.toml"
+    r"|setup\.cfg|Gemfile|composer\.json|deno\.jsonc?)$"
+)
+DATA_LANGUAGES = frozenset({"json", "yaml", "toml", "ini", "xml", "gettext", "other"})
+# A repository's own overview: what a task that matches nothing is offered.
+OVERVIEW = re.compile(
+    r"^(readme(\.\w+)?|pyproject\.toml|setup\.py|package\.json|go\.mod|cargo\.toml|pom\.xml"
+    r"|build\.gradle(\.kts)?|makefile)$",
+    re.I,
+)

@@ -21,8 +21,8 @@ from mcp.types import CallToolResult, ListRootsResult, TextContent, ToolAnnotati
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from excerpt import __version__
-from excerpt.core.settings import repo_cache_dir
-from excerpt.deliver import MIN_BUDGET, build_pack, build_plan, render_retrieved
+from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, repo_cache_dir
+from excerpt.deliver import build_pack, build_plan, render_retrieved
 from excerpt.errors import ExcerptError
 from excerpt.harness import infer_harness
 from excerpt.index.build import index_repository, resolve_root
@@ -36,7 +36,6 @@ __all__ = ["build_server", "check_server", "serve"]
 
 log = logging.getLogger("excerpt.mcp")
 T = TypeVar("T")
-MAX_MCP_BUDGET = 1_000_000
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -44,8 +43,9 @@ READ_ONLY = ToolAnnotations(
 _MAX_TASK = 200_000
 _BUDGET = (
     "Hard limit, in UTF-8 bytes, on the whole result the model receives: excerpts, headers, "
-    "handles and the left-out summary (default: what this client passes on whole, 11000 for "
-    "Codex, 32000 for Claude Code and others). context_plan suggests one."
+    "handles and the left-out summary (default: what this client passes on whole, "
+    f"{profile_for('codex-mcp-client').default_budget} for Codex, {DEFAULT_BUDGET} for Claude "
+    "Code and others). context_plan suggests one."
 )
 Task = Annotated[
     str,
@@ -56,7 +56,7 @@ Task = Annotated[
         "log. Stack traces and file:line references pin those lines.",
     ),
 ]
-Budget = Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_MCP_BUDGET, description=_BUDGET)]
+Budget = Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description=_BUDGET)]
 ChangedPaths = Annotated[
     list[Annotated[str, Field(max_length=4096)]] | None,
     Field(

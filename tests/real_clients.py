@@ -790,7 +790,7 @@ def _codex_next(
     return script.issue(pending), tool, call.arguments
 
 
-def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
+def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (its class)
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,11 +66,38 @@ def test_imports_point_down_the_pipeline(package: str) -> None:
             assert len(parts) > 1 and parts[1] in allowed, f"{path.name} imports {module}"
 
 
+def _documented_names() -> list[str]:
+    """The names the package docstring lists, stage by stage."""
+    doc = excerpt.__doc__ or ""
+    block = doc.split("The names, by stage", 1)[1].split("\n\n")[1]  # the list after it
+    return re.findall(r"``(\w+)``", block.replace("``excerpt.errors``", ""))
+
+
 def test_public_api_is_sorted_and_every_name_exists() -> None:
     names = list(excerpt.__all__)
     assert names == sorted(names)
     for name in names:
         assert hasattr(excerpt, name), name
+        module = importlib.import_module("excerpt")
+        assert getattr(module, name) is getattr(excerpt, name)
+
+
+def test_public_api_is_the_documented_list() -> None:
+    documented = _documented_names()
+    assert len(documented) == len(set(documented)), "a name is documented twice"
+    assert sorted(documented) == list(excerpt.__all__)
+
+
+def test_importing_excerpt_loads_no_stage() -> None:
+    code = (
+        "import sys, excerpt; "
+        "print(sorted(m for m in sys.modules if m.startswith(('excerpt.', 'mcp', 'pydantic',"
+        " 'tree_sitter', 'bpe_openai'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
 
 
 def test_every_error_class_carries_an_exit_code() -> None:

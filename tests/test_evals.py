@@ -52,7 +52,7 @@ def _broken_packer(request: PackRequest) -> dict[str, Any]:
     blind = PackRequest(
         repo=request.repo, task="zzzz qqqq", budget=request.budget, cache_dir=request.cache_dir
     )
-    return build_pack(blind).to_dict()
+    return dict(build_pack(blind).to_dict())
 
 
 def test_a_broken_ranker_falls_below_the_accuracy_floor_and_the_command_fails(

@@ -120,7 +120,7 @@ def packed(make_repo: MakeRepo, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
     # preconditions of the stale tests: the excerpt holds the raise, not ``unrelated``
     assert '"too much"' in items[0]["text"]
     assert "def unrelated" not in items[0]["text"]
-    return repo, items[0]
+    return repo, dict(items[0])
 
 
 # -- fresh ---------------------------------------------------------------------------------------

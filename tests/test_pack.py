@@ -604,17 +604,19 @@ def lines_bytes(repo: Path, path: str, start: int, end: int) -> int:
 def delivered_of(repo: Path, task: str, cache: Path, budget: int = 32_000, **kw: Any) -> Doc:
     """The pack a surface delivers: its whole rendering fitted to the budget."""
     request = PackRequest(repo=repo, task=task, budget=budget, cache_dir=cache, **kw)
-    return deliver.build_pack(request).pack.to_dict()
+    return dict(deliver.build_pack(request).pack.to_dict())
 
 
 def pack_of(repo: Path, task: str, cache: Path, budget: int = 32_000, **kw: Any) -> Doc:
-    return build_pack(
-        PackRequest(repo=repo, task=task, budget=budget, cache_dir=cache, **kw)
-    ).to_dict()
+    return dict(
+        build_pack(
+            PackRequest(repo=repo, task=task, budget=budget, cache_dir=cache, **kw)
+        ).to_dict()
+    )
 
 
 def plan_of(repo: Path, task: str, cache: Path, **kw: Any) -> Doc:
-    return build_plan(PackRequest(repo=repo, task=task, cache_dir=cache, **kw)).to_dict()
+    return dict(build_plan(PackRequest(repo=repo, task=task, cache_dir=cache, **kw)).to_dict())
 
 
 def canonical(obj: Any) -> bytes:

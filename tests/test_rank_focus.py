@@ -45,7 +45,7 @@ SOURCES = {
 
 
 def _ranked(root: Path, cache: Path, task: str) -> list[str]:
-    plan: dict[str, Any] = build_plan(PackRequest(repo=root, task=task, cache_dir=cache)).to_dict()
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache)).to_dict()
     return list(dict.fromkeys(c["path"] for c in plan["candidates"]))
 
 
@@ -154,7 +154,7 @@ def test_the_top_file_is_served_whole_when_it_fits_in_seven_tenths_of_the_budget
 
     def items(budget: int) -> list[dict[str, Any]]:
         pack = build_pack(PackRequest(repo=root, task=task, budget=budget, cache_dir=cache_dir))
-        return [i for i in pack.to_dict()["items"] if i["path"] == "calc/ops.py"]
+        return [dict(i) for i in pack.to_dict()["items"] if i["path"] == "calc/ops.py"]
 
     whole = items(size * 10 // 7 + 10)
     assert [(i["kind"], i["start_line"], i["end_line"]) for i in whole] == [("file", 1, lines)]

@@ -6,6 +6,20 @@ Public API, one entry function per stage::
     done = excerpt.build_pack(excerpt.PackRequest(repo="path/to/repo", task="fix the retry"))
     print(done.text)  # the Markdown a model receives, within the budget
 
+The names, by stage (``__all__`` is exactly these, sorted; a test keeps them equal):
+
+- discover: ``discover``, ``Discovery``, ``is_sensitive_path``, ``Limits``
+- index: ``index_repository``, ``IndexReport``
+- plan and pack: ``build_plan``, ``DeliveredPlan``, ``Plan``, ``build_pack``, ``Delivered``,
+  ``Pack``, ``PackRequest``
+- retrieve: ``get_excerpts``, ``Retrieved``
+- risk: ``risk_report``, ``RiskReport``, ``classify_path``, ``concepts_from_query``,
+  ``is_gate_risk_path``, ``is_secret_path``
+- harness: ``infer_harness``, ``Harness``
+- errors (the tree is drawn in ``excerpt.errors``): ``ExcerptError``, ``UsageError``,
+  ``EnvironmentFault``, ``NotADirectoryFault``, ``GitFault``, ``CacheFault``, ``CacheBusy``
+- ``__version__``
+
 Names are imported when first used, so ``import excerpt`` (and ``excerpt --version``) does
 not pay for the parsers, the SDK or the vocabulary.
 """
@@ -32,14 +46,21 @@ _WHERE = {
     "IndexReport": "excerpt.index.build",
     "index_repository": "excerpt.index.build",
     "Limits": "excerpt.core.settings",
+    "Pack": "excerpt.pack",
     "PackRequest": "excerpt.pack",
+    "Plan": "excerpt.pack",
+    "Retrieved": "excerpt.pack",
+    "Delivered": "excerpt.deliver",
+    "DeliveredPlan": "excerpt.deliver",
     "build_pack": "excerpt.deliver",
     "build_plan": "excerpt.deliver",
     "get_excerpts": "excerpt.pack",
+    "RiskReport": "excerpt.risk",
     "classify_path": "excerpt.risk",
     "concepts_from_query": "excerpt.risk",
     "is_gate_risk_path": "excerpt.risk",
     "is_secret_path": "excerpt.risk",
+    "Harness": "excerpt.harness",
     "infer_harness": "excerpt.harness",
     "risk_report": "excerpt.risk",
 }
@@ -47,14 +68,21 @@ _WHERE = {
 __all__ = [
     "CacheBusy",
     "CacheFault",
+    "Delivered",
+    "DeliveredPlan",
     "Discovery",
     "EnvironmentFault",
     "ExcerptError",
     "GitFault",
+    "Harness",
     "IndexReport",
     "Limits",
     "NotADirectoryFault",
+    "Pack",
     "PackRequest",
+    "Plan",
+    "Retrieved",
+    "RiskReport",
     "UsageError",
     "__version__",
     "build_pack",
@@ -86,7 +114,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # the names as the type checker sees them
     from excerpt.core.settings import Limits
-    from excerpt.deliver import build_pack, build_plan
+    from excerpt.deliver import Delivered, DeliveredPlan, build_pack, build_plan
     from excerpt.discover import Discovery, discover, is_sensitive_path
     from excerpt.errors import (
         CacheBusy,
@@ -97,10 +125,11 @@ if TYPE_CHECKING:  # the names as the type checker sees them
         NotADirectoryFault,
         UsageError,
     )
-    from excerpt.harness import infer_harness
+    from excerpt.harness import Harness, infer_harness
     from excerpt.index.build import IndexReport, index_repository
-    from excerpt.pack import PackRequest, get_excerpts
+    from excerpt.pack import Pack, PackRequest, Plan, Retrieved, get_excerpts
     from excerpt.risk import (
+        RiskReport,
         classify_path,
         concepts_from_query,
         is_gate_risk_path,

@@ -9,6 +9,7 @@ from typing import Any
 
 from excerpt.cli.common import add_output, command
 from excerpt.cli.output import emit, write_atomic
+from excerpt.core.settings import DEFAULT_BUDGET
 from excerpt.errors import UsageError
 
 __all__ = ["register"]
@@ -39,7 +40,7 @@ def register(sub: Any) -> None:
         "fixtures' commands also run in a temporary copy (slower: not part of --all)",
     )
     p.add_argument("--tasks", type=Path, help="with --savings: tasks as JSON lines")
-    p.add_argument("--budget", type=int, default=32000, help="with --savings: byte budget")
+    p.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="with --savings: byte budget")
     p.add_argument("--all", action="store_true", help="all but harness (it runs toolchains)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained report")

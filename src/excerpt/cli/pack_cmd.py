@@ -21,6 +21,8 @@ from excerpt.cli.output import emit
 from excerpt.core.settings import DEFAULT_BUDGET
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from excerpt.pack import PackRequest
 
 __all__ = ["register"]
@@ -110,7 +112,7 @@ def _request(args: argparse.Namespace) -> PackRequest:
     )
 
 
-def _finish(args: argparse.Namespace, doc: dict[str, Any], markdown: str) -> int:
+def _finish(args: argparse.Namespace, doc: Mapping[str, Any], markdown: str) -> int:
     from excerpt.render.text import to_json
 
     emit(args, to_json(doc) if args.json or args.format == "json" else markdown)

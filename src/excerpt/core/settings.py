@@ -81,9 +81,11 @@ def repo_cache_dir(root: Path, base: Path | None = None) -> Path:
 
 # -- the repository's settings --------------------------------------------------------------
 
-DEFAULT_BUDGET = 32_000
-MIN_BUDGET = 300  # = excerpt.deliver.MIN_BUDGET (a test keeps them equal)
-MAX_BUDGET = 10_000_000  # = excerpt.pack.prepare.MAX_BUDGET
+# The budget's limits, in UTF-8 bytes of the rendered result, for every surface (CLI flag,
+# settings file, library, MCP input schema); the other modules import them from here.
+DEFAULT_BUDGET = 32_000  # what Claude Code passes on whole (excerpt.mcp.clients)
+MIN_BUDGET = 300  # the smallest result that still says what was left out and why
+MAX_BUDGET = 10_000_000  # a bound against absurd values, not a fit: = pack.prepare.MAX_BUDGET
 SETTING_KEYS = ("budget", "exclude", "include")
 Source = Literal["cli", "excerpt.toml", "pyproject.toml", "default"]
 _PYPROJECT_TABLE = re.compile(r"^\s*\[+\s*tool\s*\.\s*excerpt\b", re.M)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from excerpt.core.settings import MIN_BUDGET
 from excerpt.core.tokens import TokenCounter
 from excerpt.errors import UsageError
 from excerpt.index.build import ProgressFn
@@ -42,7 +43,6 @@ __all__ = [
     "render_retrieved",
 ]
 
-MIN_BUDGET = 300  # bytes: the smallest result that still says what was left out and why
 PLAN_SHARE = 0.25  # a plan's text takes at most this share of the budget: it is the cheap call
 _PIECE_STORE = "o200k-pieces.sqlite3"  # token counts of text pieces seen (excerpt's cache)
 _FIT_ROUNDS = 12

@@ -28,6 +28,7 @@ from typing import Any
 
 __all__ = [
     "ALLOWED_FORMS",
+    "RUN_ERRORS",
     "TIMEOUT_S",
     "CommandRun",
     "allowlisted",
@@ -37,6 +38,9 @@ __all__ = [
     "missing_tools",
     "run_argv",
 ]
+
+# What starting or waiting for a process may raise (for callers that do not import subprocess).
+RUN_ERRORS: tuple[type[Exception], ...] = (OSError, subprocess.SubprocessError)
 
 TIMEOUT_S = 60.0
 _TAIL_LINES = 20

@@ -10,7 +10,6 @@ and the environment. A missing toolchain skips the case with its reason instead 
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -27,6 +26,7 @@ from excerpt.evals.corpus import (
     materialise,
 )
 from excerpt.evals.harness_exec import (
+    RUN_ERRORS,
     TIMEOUT_S,
     CommandRun,
     allowlisted,
@@ -113,7 +113,7 @@ def execute_case(case: HarnessCase, source: Path, scratch: Path) -> dict[str, An
         return {"runs": [], "refused": [], "skipped": "; ".join(missing)}
     try:
         venv_bin = make_venv(scratch) if any(a[0] == "python" for a in argvs) else None
-    except (OSError, subprocess.SubprocessError) as exc:
+    except RUN_ERRORS as exc:
         return {"runs": [], "refused": [], "skipped": f"python: no venv ({exc})"}
     work = scratch / "run"
     shutil.copytree(source, work, symlinks=True)

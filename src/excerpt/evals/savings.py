@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from excerpt.core.settings import repo_cache_dir
+from excerpt.core.settings import DEFAULT_BUDGET, repo_cache_dir
 from excerpt.core.tokens import o200k_count
 from excerpt.evals.corpus import RetrievalCorpus, load_corpus, materialise
 from excerpt.evals.suites import Packer, SuiteResult, default_packer
@@ -90,7 +90,7 @@ def run_savings(
     root: Path,
     tasks: Sequence[SavingsTask],
     *,
-    budget: int = 32000,
+    budget: int = DEFAULT_BUDGET,
     cache: Path | None = None,
     packer: Packer = default_packer,
     count: Counter | None = None,

@@ -32,7 +32,7 @@ CATEGORIES = (
 
 def default_packer(request: PackRequest) -> dict[str, Any]:
     """The pack a model receives: its whole rendering fitted to the budget."""
-    return deliver.build_pack(request).pack.to_dict()
+    return dict(deliver.build_pack(request).pack.to_dict())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

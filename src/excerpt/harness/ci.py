@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -232,65 +232,90 @@ def signatures(command: str) -> list[Signature]:
     return _sig(_words(command))
 
 
-def _sig(words: list[str]) -> list[Signature]:  # one case per tool
+def _sig(words: list[str]) -> list[Signature]:
     if not words:
         return []
     head = PurePosixPath(words[0]).name
-    rest = words[1:]
-    if head in _PY_RUNNERS and rest[:1] == [_PY_RUNNERS[head]]:
+    rule = _RULES.get(head)
+    if rule is None and _PYTHON.fullmatch(head):
+        rule = _python
+    elif rule is None and head in _TOOLS:
+        rule = _tool
+    return rule(head, words[1:]) if rule is not None else []
+
+
+def _py_runner(head: str, rest: list[str]) -> list[Signature]:
+    """uv, poetry, pdm, pipenv, rye: ``run`` runs the command after it; sync/install."""
+    if rest[:1] == [_PY_RUNNERS[head]]:
         args = _skip_flags(rest[1:], _UV_VALUE_FLAGS)
         return _sig(args) if args else []
-    if head in ("uv", "poetry", "pdm", "pipenv") and rest[:1] in (["sync"], ["install"]):
+    if head != "rye" and rest[:1] in (["sync"], ["install"]):
         return [("install", "python")]
-    if head in ("uv", "pip", "pip3") and "install" in rest[:2]:
+    if head == "uv" and "install" in rest[:2]:  # uv pip install
         return [("install", "python")]
-    if re.fullmatch(r"python(\d(\.\d+)?)?|py", head):
-        if rest[:1] == ["-m"] and len(rest) > 1:
-            return _sig(rest[1:])
-        return []
-    if head == "coverage" and rest[:1] == ["run"]:
-        args = rest[1:]
-        while args and args[0].startswith("-") and args[0] != "-m":
-            args = args[1:]
-        return _sig(args[1:]) if args[:1] == ["-m"] else []
-    if head == "hatch":
-        if rest[:1] == ["test"]:
-            return [("pytest", "")]
-        if rest[:1] == ["run"] and len(rest) > 1:
-            target = rest[1].split(":")[-1]
-            return _sig([target, *rest[2:]]) if target in _TOOLS else [("hatch", target)]
-        return []
-    if head in ("npm", "pnpm", "yarn", "bun", "npx", "bunx"):
-        return _node(head, rest)
-    if head == "py.test":
-        return [("pytest", "")]
-    if head == "ruff":
-        sub = rest[0] if rest and not rest[0].startswith("-") and rest[0] != "." else "check"
-        return [("ruff", sub)]
-    if head in _TOOLS:
-        return [("install", head)] if rest[:1] == ["install"] else [(head, "")]
-    if head == "meson" and rest:
-        return [("meson", rest[0])]
-    if head == "deno" and rest:
-        return [("deno", rest[0])]
-    if head == "go" and rest:
-        return [("go", rest[0])]
-    if head == "cargo":
-        args = [w for w in rest if not w.startswith("+")]
-        if args[:2] == ["nextest", "run"]:
-            return [("cargo", "test")]
-        return [("cargo", args[0])] if args else []
-    if head in ("mvn", "mvnw"):
-        return [
-            ("maven", g) for g in _skip_flags(rest, frozenset({"-f", "-pl", "-P"})) if ":" not in g
-        ]
-    if head in ("gradle", "gradlew"):
-        return [("gradle", t.split(":")[-1]) for t in _skip_flags(rest, frozenset({"-p"}))]
-    if head in ("make", "gmake", "just"):
-        tool = "just" if head == "just" else "make"
-        targets = _skip_flags(rest, frozenset({"-C", "-f", "--directory", "--justfile"}))
-        return [(tool, t) for t in targets if "=" not in t] or [(tool, "")]
     return []
+
+
+def _pip(head: str, rest: list[str]) -> list[Signature]:
+    return [("install", "python")] if "install" in rest[:2] else []
+
+
+def _python(head: str, rest: list[str]) -> list[Signature]:
+    return _sig(rest[1:]) if rest[:1] == ["-m"] and len(rest) > 1 else []
+
+
+def _coverage(head: str, rest: list[str]) -> list[Signature]:
+    if rest[:1] != ["run"]:
+        return []
+    args = rest[1:]
+    while args and args[0].startswith("-") and args[0] != "-m":
+        args = args[1:]
+    return _sig(args[1:]) if args[:1] == ["-m"] else []
+
+
+def _hatch(head: str, rest: list[str]) -> list[Signature]:
+    if rest[:1] == ["test"]:
+        return [("pytest", "")]
+    if rest[:1] == ["run"] and len(rest) > 1:
+        target = rest[1].split(":")[-1]
+        return _sig([target, *rest[2:]]) if target in _TOOLS else [("hatch", target)]
+    return []
+
+
+def _ruff(head: str, rest: list[str]) -> list[Signature]:
+    sub = rest[0] if rest and not rest[0].startswith("-") and rest[0] != "." else "check"
+    return [("ruff", sub)]
+
+
+def _tool(head: str, rest: list[str]) -> list[Signature]:
+    return [("install", head)] if rest[:1] == ["install"] else [(head, "")]
+
+
+def _subcommand(head: str, rest: list[str]) -> list[Signature]:
+    """meson, deno, go: the job is the subcommand."""
+    return [(head, rest[0])] if rest else []
+
+
+def _cargo(head: str, rest: list[str]) -> list[Signature]:
+    args = [w for w in rest if not w.startswith("+")]
+    if args[:2] == ["nextest", "run"]:
+        return [("cargo", "test")]
+    return [("cargo", args[0])] if args else []
+
+
+def _maven(head: str, rest: list[str]) -> list[Signature]:
+    goals = _skip_flags(rest, frozenset({"-f", "-pl", "-P"}))
+    return [("maven", g) for g in goals if ":" not in g]
+
+
+def _gradle(head: str, rest: list[str]) -> list[Signature]:
+    return [("gradle", t.split(":")[-1]) for t in _skip_flags(rest, frozenset({"-p"}))]
+
+
+def _make(head: str, rest: list[str]) -> list[Signature]:
+    tool = "just" if head == "just" else "make"
+    targets = _skip_flags(rest, frozenset({"-C", "-f", "--directory", "--justfile"}))
+    return [(tool, t) for t in targets if "=" not in t] or [(tool, "")]
 
 
 def _node(head: str, rest: list[str]) -> list[Signature]:
@@ -314,6 +339,26 @@ def _node(head: str, rest: list[str]) -> list[Signature]:
     if head != "npm" and args[0] not in _NODE_BUILTINS:
         return [("script", args[0])]  # pnpm/yarn/bun run a script named as the command
     return []
+
+
+_Rule = Callable[[str, list[str]], list[Signature]]
+# What a command does, by its first word (a python interpreter and the tools in _TOOLS
+# are recognised in _sig itself).
+_RULES: dict[str, _Rule] = {
+    **dict.fromkeys(_PY_RUNNERS, _py_runner),
+    **dict.fromkeys(("pip", "pip3"), _pip),
+    "coverage": _coverage,
+    "hatch": _hatch,
+    **dict.fromkeys(("npm", "pnpm", "yarn", "bun", "npx", "bunx"), _node),
+    "py.test": lambda head, rest: [("pytest", "")],
+    "ruff": _ruff,
+    **dict.fromkeys(("meson", "deno", "go"), _subcommand),
+    "cargo": _cargo,
+    **dict.fromkeys(("mvn", "mvnw"), _maven),
+    **dict.fromkeys(("gradle", "gradlew"), _gradle),
+    **dict.fromkeys(("make", "gmake", "just"), _make),
+}
+_PYTHON = re.compile(r"python(\d(\.\d+)?)?|py")
 
 
 def kind_of(sig: Signature) -> Kind | None:

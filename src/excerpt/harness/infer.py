@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from excerpt.core.settings import Limits
@@ -133,7 +133,28 @@ def _cargo_root(files: RepoFiles, directory: str) -> bool:
 
 
 def _from_manifests(files: RepoFiles, dirs: list[str]) -> list[Command]:
+    workspaces, member_of = _node_projects(files, dirs)
     out: list[Command] = []
+    for directory in dirs:
+        has = {name for name in _MANIFESTS if files.exists(files.in_dir(directory, name))}
+        if not _TEST_DIRS.isdisjoint(PurePosixPath(directory).parts):
+            has &= _MAKEFILES  # a test directory is a project only for its Makefile
+        if directory in member_of:
+            out += node_commands(files, directory, member_of[directory], member=True)
+        elif directory in workspaces:
+            out += node_commands(files, directory, workspaces[directory], member=False)
+        for eco in _ECOSYSTEMS:
+            manifest = next((m for m in eco.manifests if m in has), None)
+            if manifest is None or _covered_by_parent(files, directory, eco.covered_by):
+                continue
+            out += eco.build(files, directory, files.in_dir(directory, manifest))
+    return out
+
+
+def _node_projects(
+    files: RepoFiles, dirs: list[str]
+) -> tuple[dict[str, NodeWorkspace], dict[str, NodeWorkspace]]:
+    """The Node workspace roots, and the workspace each member directory belongs to."""
     workspaces: dict[str, NodeWorkspace] = {}
     member_of: dict[str, NodeWorkspace] = {}
     for directory in dirs:
@@ -145,43 +166,59 @@ def _from_manifests(files: RepoFiles, dirs: list[str]) -> list[Command]:
         if ws is not None:
             workspaces[directory] = ws
             member_of.update({m: ws for m in ws.members if m != directory})
-    for directory in dirs:
-        has = {name for name in _MANIFESTS if files.exists(files.in_dir(directory, name))}
-        if not _TEST_DIRS.isdisjoint(PurePosixPath(directory).parts):
-            has &= _MAKEFILES  # a test directory is a project only for its Makefile
-        if directory in member_of:
-            out += node_commands(files, directory, member_of[directory], member=True)
-        elif directory in workspaces:
-            out += node_commands(files, directory, workspaces[directory], member=False)
-        if has & set(PYTHON_MARKERS) and not files.exists(files.in_dir(directory, "__init__.py")):
-            out += python_commands(files, directory)
-        for name in ("deno.json", "deno.jsonc"):
-            if name in has:
-                out += deno_commands(files, directory, files.in_dir(directory, name))
-                break
-        if "meson.build" in has and not _covered_by_parent(files, directory, ("meson.build",)):
-            out += meson_commands(files, directory)
-        if "go.mod" in has:
-            out += go_commands(files, directory)
-        if "Cargo.toml" in has and _cargo_root(files, directory):
-            out += cargo_commands(files, directory)
-        if "pom.xml" in has and not _covered_by_parent(files, directory, ("pom.xml",)):
-            out += maven_commands(files, directory)
-        gradle = sorted(
-            has & {"settings.gradle", "settings.gradle.kts", "build.gradle", "build.gradle.kts"}
-        )
-        settings = ("settings.gradle", "settings.gradle.kts")
-        if gradle and not _covered_by_parent(files, directory, settings):
-            out += gradle_commands(files, directory, files.in_dir(directory, gradle[0]))
-        for name in ("GNUmakefile", "Makefile", "makefile"):
-            if name in has:
-                out += make_commands(files, directory, files.in_dir(directory, name))
-                break
-        for name in ("justfile", "Justfile", ".justfile"):
-            if name in has:
-                out += just_commands(files, directory, files.in_dir(directory, name))
-                break
-    return out
+    return workspaces, member_of
+
+
+Build = Callable[[RepoFiles, str, str], list[Command]]  # files, directory, manifest found
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Ecosystem:
+    """A kind of project: its manifests (the first one present is read) and the manifests
+    of an enclosing directory whose build already covers it."""
+
+    manifests: tuple[str, ...]
+    build: Build
+    covered_by: tuple[str, ...] = ()
+
+
+def _python_project(files: RepoFiles, directory: str, _manifest: str) -> list[Command]:
+    if files.exists(files.in_dir(directory, "__init__.py")):
+        return []  # a package inside a project, not a project
+    return python_commands(files, directory)
+
+
+def _cargo_project(files: RepoFiles, directory: str, _manifest: str) -> list[Command]:
+    return cargo_commands(files, directory) if _cargo_root(files, directory) else []
+
+
+def _directory_only(build: Callable[[RepoFiles, str], list[Command]]) -> Build:
+    return lambda files, directory, _manifest: build(files, directory)
+
+
+_GRADLE_SETTINGS = ("settings.gradle", "settings.gradle.kts")
+# Every ecosystem a directory may hold, in the order their commands are listed.
+_ECOSYSTEMS = (
+    _Ecosystem(manifests=tuple(PYTHON_MARKERS), build=_python_project),
+    _Ecosystem(manifests=("deno.json", "deno.jsonc"), build=deno_commands),
+    _Ecosystem(
+        manifests=("meson.build",),
+        build=_directory_only(meson_commands),
+        covered_by=("meson.build",),
+    ),
+    _Ecosystem(manifests=("go.mod",), build=_directory_only(go_commands)),
+    _Ecosystem(manifests=("Cargo.toml",), build=_cargo_project),
+    _Ecosystem(
+        manifests=("pom.xml",), build=_directory_only(maven_commands), covered_by=("pom.xml",)
+    ),
+    _Ecosystem(
+        manifests=("build.gradle", "build.gradle.kts", *_GRADLE_SETTINGS),
+        build=gradle_commands,
+        covered_by=_GRADLE_SETTINGS,
+    ),
+    _Ecosystem(manifests=("GNUmakefile", "Makefile", "makefile"), build=make_commands),
+    _Ecosystem(manifests=("justfile", "Justfile", ".justfile"), build=just_commands),
+)
 
 
 def _with_ci(commands: list[Command], steps: list[CiStep]) -> list[Command]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_BUDGET", "ClientProfile", "budget_note", "profile_for"]
+from excerpt.core.settings import DEFAULT_BUDGET
 
-DEFAULT_BUDGET = 32_000
+__all__ = ["DEFAULT_BUDGET", "ClientProfile", "budget_note", "profile_for"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,17 +7,118 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from importlib import resources
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from excerpt.core.hashing import canonical_json, sha256_hex
+from excerpt.core.vocabulary import ItemKind, OmissionReason, Signal, members
 from excerpt.rank.score import Reason
 
-__all__ = ["PACK_SCHEMA", "Item", "Omitted", "Pack", "Plan", "PlanEntry", "pack_schema"]
+__all__ = [
+    "PACK_SCHEMA",
+    "BudgetDict",
+    "Item",
+    "ItemDict",
+    "Omitted",
+    "OmittedDict",
+    "Pack",
+    "PackBodyDict",
+    "PackDict",
+    "Plan",
+    "PlanDict",
+    "PlanEntry",
+    "PlanEntryDict",
+    "ReasonDict",
+    "pack_schema",
+]
 
 PACK_SCHEMA = "excerpt.pack/v1"
 PLAN_SCHEMA = "excerpt.plan/v1"
+_ITEM_KINDS = frozenset(members(ItemKind))
+_OMISSION_REASONS = frozenset(members(OmissionReason))
+
+
+# -- the wire shapes: what ``to_dict`` returns (``excerpt.pack/v1``, ``excerpt.plan/v1``) --
+
+
+class ReasonDict(TypedDict):
+    signal: Signal
+    detail: str
+
+
+class O200k(TypedDict):
+    o200k: int
+
+
+class ItemDict(TypedDict):
+    rank: int
+    path: str
+    start_line: int
+    end_line: int
+    source_sha256: str
+    excerpt_sha256: str
+    bytes: int
+    handle: str
+    kind: ItemKind
+    truncated: bool
+    score: float
+    reasons: list[ReasonDict]
+    text: str
+    tokens: NotRequired[O200k]
+
+
+class OmittedDict(TypedDict):
+    """Only ``path`` and ``reason`` for a sensitive path; the rest when known."""
+
+    path: str
+    reason: OmissionReason
+    score: NotRequired[float]
+    bytes_needed: NotRequired[int]
+    start_line: NotRequired[int]
+    end_line: NotRequired[int]
+    duplicate_of: NotRequired[str]
+    handle: NotRequired[str]
+
+
+class BudgetDict(TypedDict):
+    bytes: int
+    used_bytes: int
+    rendered_bytes: NotRequired[int]
+    tokens: NotRequired[O200k]
+
+
+class PackBodyDict(TypedDict):
+    schema: Literal["excerpt.pack/v1"]
+    task_sha256: str
+    budget: BudgetDict
+    items: list[ItemDict]
+    omitted: list[OmittedDict]
+    warnings: list[dict[str, Any]]
+    graph: dict[str, Any] | None
+    stats: dict[str, Any]
+
+
+class PackDict(PackBodyDict):
+    pack_id: str
+
+
+class PlanEntryDict(TypedDict):
+    rank: int
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    reasons: list[ReasonDict]
+    bytes: int
+
+
+class PlanDict(TypedDict):
+    schema: Literal["excerpt.plan/v1"]
+    candidates: list[PlanEntryDict]
+    suggested_budget: int
+    omitted: list[OmittedDict]
 
 
 def _wire(record: Any) -> dict[str, Any]:
@@ -39,7 +140,7 @@ class Item:
     excerpt_sha256: str
     bytes: int
     handle: str
-    kind: str  # symbol | window | file | fragment
+    kind: str  # an ItemKind (checked): typed so once pack.build passes ItemKind
     truncated: bool
     score: float
     reasons: tuple[Reason, ...]
@@ -51,13 +152,15 @@ class Item:
             raise ValueError("bad line range")
         if len(self.text.encode("utf-8")) != self.bytes:
             raise ValueError("bytes must be the UTF-8 length of text")
+        if self.kind not in _ITEM_KINDS:
+            raise ValueError(f"unknown item kind {self.kind!r}")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ItemDict:
         out = _wire(self)
         tokens = out.pop("tokens")
         if tokens is not None:
             out["tokens"] = {"o200k": tokens}
-        return out
+        return cast(ItemDict, out)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,7 +168,7 @@ class Omitted:
     """A candidate left out, or a path refused. Sensitive paths carry no size or hash."""
 
     path: str
-    reason: str
+    reason: str  # an OmissionReason (checked): typed so once pack.build and prepare pass one
     score: float | None = None
     bytes_needed: int | None = None
     start_line: int | None = None
@@ -73,15 +176,19 @@ class Omitted:
     duplicate_of: str | None = None  # reason ``duplicate``: the path served in its place
     handle: str | None = None  # a region left out of a readable file: ask for it by handle
 
-    def to_dict(self) -> dict[str, Any]:
+    def __post_init__(self) -> None:
+        if self.reason not in _OMISSION_REASONS:
+            raise ValueError(f"unknown omission reason {self.reason!r}")
+
+    def to_dict(self) -> OmittedDict:
         out: dict[str, Any] = {"path": self.path, "reason": self.reason}
         if self.reason == "sensitive":
-            return out
+            return cast(OmittedDict, out)
         for key in ("score", "bytes_needed", "start_line", "end_line", "duplicate_of", "handle"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
-        return out
+        return cast(OmittedDict, out)
 
     def sort_key(self) -> tuple[Any, ...]:
         return (-(self.score or 0.0), self.path, self.start_line or 0, self.reason)
@@ -112,23 +219,23 @@ class Pack:
         ):
             raise ValueError("the rendering must hold the excerpts and fit the budget")
 
-    def budget_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"bytes": self.budget_bytes, "used_bytes": self.used_bytes}
+    def budget_dict(self) -> BudgetDict:
+        out: BudgetDict = {"bytes": self.budget_bytes, "used_bytes": self.used_bytes}
         if self.rendered_bytes is not None:
             out["rendered_bytes"] = self.rendered_bytes
         if self.tokens is not None:
             out["tokens"] = {"o200k": self.tokens}
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PackDict:
         body = self.body()
-        return {"pack_id": pack_id(body), **body}
+        return cast(PackDict, {"pack_id": pack_id(body), **body})
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> PackBodyDict:
         """Every field of the wire form but ``pack_id`` (what a rendering reads: hashing the
         whole pack for an id it does not show would be work for nothing)."""
         return {
-            "schema": PACK_SCHEMA,
+            "schema": "excerpt.pack/v1",
             "task_sha256": self.task_sha256,
             "budget": self.budget_dict(),
             "items": [item.to_dict() for item in self.items],
@@ -139,7 +246,7 @@ class Pack:
         }
 
 
-def pack_id(body: dict[str, Any]) -> str:
+def pack_id(body: Mapping[str, Any]) -> str:
     """The id of a pack dict: SHA-256 of the canonical form of every field but ``pack_id``."""
     rest = {k: v for k, v in body.items() if k != "pack_id"}
     return "sha256:" + sha256_hex(canonical_json(rest))
@@ -155,8 +262,8 @@ class PlanEntry:
     reasons: tuple[Reason, ...]
     bytes: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return _wire(self)
+    def to_dict(self) -> PlanEntryDict:
+        return cast(PlanEntryDict, _wire(self))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -165,9 +272,9 @@ class Plan:
     suggested_budget: int
     omitted: tuple[Omitted, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PlanDict:
         return {
-            "schema": PLAN_SCHEMA,
+            "schema": "excerpt.plan/v1",
             "candidates": [c.to_dict() for c in self.candidates],
             "suggested_budget": self.suggested_budget,
             "omitted": [o.to_dict() for o in self.omitted],

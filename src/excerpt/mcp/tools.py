@@ -1,0 +1,248 @@
+"""The MCP tools: one small adapter per tool, each calling the library as the CLI does.
+
+A tool's name is its function's name, its description its docstring, its input schema its
+annotated parameters (``Session``, ``Roots`` and ``Client`` are injected, never sent).
+Adding a tool: write the function here and add it to ``TOOLS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+import anyio
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import Field
+
+from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from excerpt.deliver import build_pack, build_plan, render_retrieved
+from excerpt.errors import ExcerptError
+from excerpt.harness import infer_harness
+from excerpt.index.build import index_repository
+from excerpt.mcp.clients import budget_note, profile_for
+from excerpt.mcp.session import Client, Roots, ServedRepo, Session
+from excerpt.pack import PackRequest, get_excerpts
+from excerpt.render.markdown import render_harness, render_risk
+from excerpt.render.text import compact_json, render_index
+from excerpt.risk import risk_report
+
+__all__ = [
+    "TOOLS",
+    "context_pack",
+    "context_plan",
+    "context_retrieve",
+    "harness_infer",
+    "index_status",
+    "risk_classify",
+]
+
+T = TypeVar("T")
+MAX_TASK = 200_000
+_BUDGET = (
+    "Hard limit, in UTF-8 bytes, on the whole result the model receives: excerpts, headers, "
+    "handles and the left-out summary (default: what this client passes on whole, "
+    f"{profile_for('codex-mcp-client').default_budget} for Codex, {DEFAULT_BUDGET} for Claude "
+    "Code and others). context_plan suggests one."
+)
+Task = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_TASK,
+        description="The task in plain words: an issue, a request, an error message or a CI "
+        "log. Stack traces and file:line references pin those lines.",
+    ),
+]
+Budget = Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description=_BUDGET)]
+ChangedPaths = Annotated[
+    list[Annotated[str, Field(max_length=4096)]] | None,
+    Field(
+        max_length=1000,
+        description="Paths changed so far, relative to the repository; ranked first.",
+    ),
+]
+Format = Annotated[
+    Literal["md", "json"],
+    Field(
+        description="md (default): Markdown for the model, the excerpts' source once, within "
+        "the budget. json: the machine form, the full excerpt.pack/v1 pack (every omission, "
+        "full hashes) as JSON; larger than the budget, for programs rather than models."
+    ),
+]
+Handles = Annotated[
+    list[Annotated[str, Field(max_length=8192)]],
+    Field(
+        min_length=1,
+        max_length=200,
+        description="Handles from a pack (PATH#L<start>-L<end>@<16 hex>) to re-read.",
+    ),
+]
+UseCi = Annotated[
+    bool,
+    Field(description="Also read CI workflow files (corroborating evidence; default true)."),
+]
+Paths = Annotated[
+    list[Annotated[str, Field(max_length=4096)]] | None,
+    Field(
+        max_length=1000,
+        description="Repository-relative paths to classify (give these or query).",
+    ),
+]
+Query = Annotated[
+    str | None,
+    Field(
+        max_length=MAX_TASK,
+        description="Task text (an issue or request) to classify instead of paths.",
+    ),
+]
+
+
+async def context_plan(
+    task: Task,
+    session: Session,
+    roots: Roots,
+    client: Client,
+    budget: Budget = None,
+    changed_paths: ChangedPaths = None,
+    format: Format = "md",
+) -> CallToolResult:
+    """Rank the files and line ranges to read for a task, with reasons and byte sizes but
+    no source text. Cheap (its text takes at most a quarter of the budget): call it first
+    to see where the task lives and what budget a pack needs, then call context_pack."""
+    root, first = session.root(roots), session.first_index()
+    request = _request(root, task, budget or client.default_budget, changed_paths, session)
+    notes = [_first_note(first).strip()] if first else []
+    done = await _call(lambda: build_plan(request(), notes=notes))
+    if format == "json":
+        return _machine(done.plan.to_dict())
+    return _text(done.text)
+
+
+async def context_pack(
+    task: Task,
+    session: Session,
+    roots: Roots,
+    client: Client,
+    budget: Budget = None,
+    changed_paths: ChangedPaths = None,
+    format: Format = "md",
+) -> CallToolResult:
+    """Return the exact lines to read first for a task; the whole result stays within a
+    hard byte budget. Each excerpt comes with its path, line range, a handle (for
+    context_retrieve) and short reason codes explained once; what was left out is counted
+    by reason, with the next regions' handles. Excerpts are byte-exact source; secrets and
+    sensitive files are never included."""
+    root, first = session.root(roots), session.first_index()
+    size = budget or client.default_budget
+    notes = [n for n in (_first_note(first).strip(), budget_note(client, size)) if n]
+    request = _request(root, task, size, changed_paths, session)
+    done = await _call(
+        lambda: build_pack(
+            request(),
+            retrieve="`context_retrieve` and a handle",
+            notes=notes,
+            limit=size - client.framing,
+        )
+    )
+    if format == "json":
+        return _machine(done.pack.to_dict())
+    return _text(done.text)
+
+
+async def context_retrieve(
+    handles: Handles, session: Session, roots: Roots, client: Client, budget: Budget = None
+) -> CallToolResult:
+    """Re-read excerpts by handle; any line range of a file a handle names may be asked
+    for. A handle whose file changed comes back stale (with where the same lines moved,
+    when known), never as old text; paths outside the repository or sensitive ones are
+    refused. Fresh text is returned whole within the budget, or named with its size."""
+    root = session.root(roots)
+    results = [
+        r.to_dict()
+        for r in await _call(lambda: get_excerpts(root, handles, cache_dir=session.cache_dir))
+    ]
+    size = (budget or client.default_budget) - client.framing
+    return _text(render_retrieved(results, size))
+
+
+async def index_status(session: Session, roots: Roots) -> CallToolResult:
+    """Refresh the repository's index (incrementally) and report what it holds: files,
+    symbols, graph edges, languages and what was left out. Never needed before other
+    tools, which refresh it themselves."""
+    root, first = session.root(roots), session.first_index()
+    report = await _call(lambda: index_repository(root, cache_dir=session.cache_dir))
+    doc = {**report.to_dict(), "first_index": first}
+    return _result(_first_note(first) + render_index(report), doc)
+
+
+async def harness_infer(session: Session, roots: Roots, use_ci: UseCi = True) -> CallToolResult:
+    """Infer, without running anything, how this repository is set up (install) and
+    validated (test, typecheck, lint, build): each command with the directory to run it
+    from, its file:line evidence and a confidence. Read the evidence before running a
+    command; nothing here has been executed."""
+    root = session.root(roots)
+    doc = (await _call(lambda: infer_harness(root, use_ci=use_ci))).to_dict()
+    return _result(render_harness(doc), doc)
+
+
+async def risk_classify(paths: Paths = None, query: Query = None) -> CallToolResult:
+    """Name the risk concepts (money flow, auth/security, secrets, schema/migration,
+    infra/deploy, ci/merge-gate, dependencies, privacy/pii) of paths or of a task text,
+    with whether each path needs gate attention or is secret material. Matching is by
+    token, never substring; no file is read."""
+    doc = await _call(lambda: dict(risk_report(paths=tuple(paths or ()), query=query)))
+    return _result(render_risk(doc), doc)
+
+
+# The tools, in the order ``tools/list`` gives them.
+TOOLS: tuple[Callable[..., Awaitable[CallToolResult]], ...] = (
+    context_plan,
+    context_pack,
+    context_retrieve,
+    index_status,
+    harness_infer,
+    risk_classify,
+)
+
+
+async def _call(fn: Callable[[], T]) -> T:
+    """Run a blocking library call off the event loop; library errors become tool errors."""
+    try:
+        return await anyio.to_thread.run_sync(fn)
+    except ExcerptError as exc:
+        raise ToolError(exc.message) from None
+
+
+def _request(
+    root: Path, task: str, budget: int, changed: list[str] | None, session: ServedRepo
+) -> Callable[[], PackRequest]:
+    """A deferred request: building it validates, and that must happen inside ``_call`` so a
+    refusal (an empty task) becomes a tool error with its reason."""
+    return lambda: PackRequest(
+        repo=root, task=task, budget=budget, changed=tuple(changed or ()),
+        cache_dir=session.cache_dir,
+    )  # fmt: skip
+
+
+def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+def _text(text: str) -> CallToolResult:
+    """A model-facing result: Markdown as the only content. No structured content, which
+    Claude Code and Codex would forward in its place."""
+    return CallToolResult(content=[TextContent(type="text", text=text)])
+
+
+def _machine(doc: Mapping[str, Any]) -> CallToolResult:
+    """The machine form: the document as structured content and, for clients that show
+    only text, as compact JSON text too (a client forwards one of the two, never both)."""
+    return _result(compact_json(doc), dict(doc))
+
+
+def _first_note(first: bool) -> str:
+    return "Indexed this repository for the first time.\n\n" if first else ""

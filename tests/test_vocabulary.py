@@ -56,7 +56,7 @@ def test_a_vocabulary_lists_the_schema_enum_in_order(
 
 def test_an_omission_outside_the_vocabulary_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown omission reason"):
-        Omitted(path="a.py", reason="because")
+        Omitted(path="a.py", reason="because")  # type: ignore[arg-type]
     assert Omitted(path="a.py", reason="budget").to_dict() == {"path": "a.py", "reason": "budget"}
 
 
@@ -67,7 +67,7 @@ def test_an_item_kind_outside_the_vocabulary_is_refused() -> None:
         score=1.0, reasons=(), text="x\n",
     )  # fmt: skip
     with pytest.raises(ValueError, match="unknown item kind"):
-        Item(kind="chunk", **fields)
+        Item(kind="chunk", **fields)  # type: ignore[arg-type]
     assert Item(kind="window", **fields).to_dict()["kind"] == "window"
 
 

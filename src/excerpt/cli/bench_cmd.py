@@ -23,13 +23,9 @@ def register(sub: Any) -> None:
             "file Acc@k, MRR and line coverage beside BM25 for a dataset's tasks",
         ),
         (
-            "excerpt bench localize --dataset tasks.jsonl --git-dir django/django=~/git/django"
-            " --out /tmp/loc --limit 20 --budgets 8000,32000 --ablations",
-            "the first 20 tasks at two budgets, each ranking signal left out in turn",
-        ),
-        (
-            "excerpt bench localize --dataset tasks.jsonl --replay /tmp/rec --out /tmp/loc2",
-            "the same tasks again from a --record /tmp/rec run, in seconds",
+            "excerpt bench localize --dataset tasks.jsonl --replay /tmp/rec --out /tmp/loc2"
+            " --weights variant.toml",
+            "a weights variant, ranked and packed in seconds from a --record /tmp/rec run",
         ),
     ]
     p = command(sub, "bench", help="benchmarks", examples=examples)
@@ -62,7 +58,7 @@ def register(sub: Any) -> None:
     )  # fmt: skip
     loc.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
-        help="with --replay: worker processes (default: the number of cores)",
+        help="with --replay: worker processes (the number of cores)",
     )  # fmt: skip
     loc.add_argument(
         "--weights", type=Path, metavar="FILE",

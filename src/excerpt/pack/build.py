@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from excerpt.core.hashing import sha256_hex
+from excerpt.core.vocabulary import ItemKind, OmissionReason
 from excerpt.index.build import ProgressFn
 from excerpt.index.store import IndexStore
 from excerpt.pack.handles import format_handle
@@ -380,7 +381,7 @@ def _cut_away(prep: Prepared, piece: _Piece, cut: _Piece) -> list[Omitted]:
     return out
 
 
-def _omission(prep: Prepared, piece: _Piece, reason: str) -> Omitted:
+def _omission(prep: Prepared, piece: _Piece, reason: OmissionReason) -> Omitted:
     path = piece.candidate.path
     return Omitted(
         path=path, reason=reason, score=_region_score(piece.candidate, piece.region),
@@ -404,6 +405,7 @@ def _item(prep: Prepared, piece: _Piece, rank: int) -> Item:
     content, lines = prep.files[piece.candidate.path]
     exact = (piece.start, piece.end) == (piece.region.start_line, piece.region.end_line)
     truncated = piece.truncated
+    kind: ItemKind
     if truncated:
         kind = "fragment"
     elif piece.start == 1 and piece.end == len(lines):

@@ -140,7 +140,7 @@ class Item:
     excerpt_sha256: str
     bytes: int
     handle: str
-    kind: str  # an ItemKind (checked): typed so once pack.build passes ItemKind
+    kind: ItemKind
     truncated: bool
     score: float
     reasons: tuple[Reason, ...]
@@ -168,7 +168,7 @@ class Omitted:
     """A candidate left out, or a path refused. Sensitive paths carry no size or hash."""
 
     path: str
-    reason: str  # an OmissionReason (checked): typed so once pack.build and prepare pass one
+    reason: OmissionReason
     score: float | None = None
     bytes_needed: int | None = None
     start_line: int | None = None

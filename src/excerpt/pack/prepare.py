@@ -9,12 +9,13 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from excerpt.core import git
 from excerpt.core.lines import split_lines
 from excerpt.core.secrets import secret_lines
-from excerpt.core.settings import Limits, repo_cache_dir
+from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, Limits, repo_cache_dir
+from excerpt.core.vocabulary import OmissionReason
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.errors import UsageError
 from excerpt.index.build import IndexReport, ProgressFn, index_repository, resolve_root
@@ -37,8 +38,6 @@ __all__ = [
     "prepare_ranked",
 ]
 
-MAX_BUDGET = 10_000_000
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PackRequest:
@@ -46,7 +45,7 @@ class PackRequest:
 
     repo: str | os.PathLike[str]
     task: str
-    budget: int = 32_000
+    budget: int = DEFAULT_BUDGET
     changed: tuple[str, ...] = ()
     changed_from_git: bool = False
     graph_file: Path | None = None
@@ -225,7 +224,9 @@ def _read_candidates(
     for cand in candidates:
         content = source.read(cand.path)
         if isinstance(content, Omission):
-            out.omitted.append(Omitted(path=cand.path, reason=content.reason, score=cand.score))
+            # discovery's reasons are SPEC §3.1's (Omitted checks each on construction)
+            reason = cast("OmissionReason", content.reason)
+            out.omitted.append(Omitted(path=cand.path, reason=reason, score=cand.score))
             continue
         if content.data and first_with.setdefault(content.sha256, cand.path) != cand.path:
             # a symlink or a copy of a file ranked above: its lines are already on offer
@@ -301,6 +302,6 @@ def _refused_mentions(task: Task, view: IndexView, omitted: Sequence[Omitted]) -
         for path, reason in refused.items():
             named = path == mention or path.endswith("/" + mention)
             if named and path not in listed:
-                out.append(Omitted(path=path, reason=reason))
+                out.append(Omitted(path=path, reason=cast("OmissionReason", reason)))
                 listed.add(path)
     return out

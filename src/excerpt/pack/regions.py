@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from excerpt.core.lines import lines_matching
 from excerpt.index.tokens import split_identifier
@@ -28,7 +29,7 @@ _WORD = re.compile(r"\w+")
 class Region:
     start_line: int
     end_line: int
-    kind: str  # symbol | window | file
+    kind: Literal["symbol", "window", "file"]
     weight: float
     focus: int  # the line a fragment should keep if the region must be cut
     signal: str  # what put it here: stack_frame | defines | match | head

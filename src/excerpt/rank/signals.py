@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from excerpt.core.vocabulary import Signal
 from excerpt.index.languages import PARSED_LANGUAGES
 from excerpt.index.tokens import terms
 from excerpt.index.view import FileInfo, IndexView
@@ -47,7 +48,7 @@ TIER_CHANGED, TIER_PINNED = 3, 2  # a tier outranks any score: changed, then pin
 
 @dataclass(frozen=True, slots=True)
 class Reason:
-    signal: str
+    signal: Signal
     detail: str
 
     def to_dict(self) -> dict[str, str]:

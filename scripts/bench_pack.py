@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 from excerpt.index.build import index_repository
-from excerpt.pack import PackRequest, build_pack
+from excerpt.pack import PackRequest
+from excerpt.pipeline import build_pack
 
 
 def ls_files_and_stat(repo: Path) -> float:

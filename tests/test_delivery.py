@@ -30,7 +30,8 @@ from excerpt.cli import main
 from excerpt.core.tokens import o200k_count
 from excerpt.errors import UsageError
 from excerpt.mcp import build_server
-from excerpt.pack import PackRequest, get_excerpts
+from excerpt.pack import PackRequest
+from excerpt.pipeline import get_excerpts
 from test_pack import FIXTURES, TASKS
 
 T = TypeVar("T")

@@ -13,7 +13,8 @@ from excerpt.cli import main
 from excerpt.evals import suites
 from excerpt.evals.metrics import line_coverage, mrr, precision_at, recall_at
 from excerpt.evals.runner import run_suites
-from excerpt.pack import PackRequest, build_pack
+from excerpt.pack import PackRequest
+from excerpt.pipeline import build_pack
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

@@ -21,9 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from excerpt.cli import main
-from excerpt.pack import PackRequest, build_pack, get_excerpts
+from excerpt.pack import PackRequest
 from excerpt.pack.handles import Handle, format_handle, parse_handle
 from excerpt.pack.retrieve import Retrieved, refusal_reason, retrieve
+from excerpt.pipeline import build_pack, get_excerpts
 from open_audit import recording_opens
 
 pytestmark = pytest.mark.timeout(30)

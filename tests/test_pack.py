@@ -29,7 +29,8 @@ import excerpt.deliver as deliver
 from conftest import git, git_commit_all, tree_snapshot, write_tree
 from excerpt.cli import main
 from excerpt.core.tokens import o200k_count
-from excerpt.pack import PackRequest, build_pack, build_plan, export_graph, pack_schema
+from excerpt.pack import PackRequest, pack_schema
+from excerpt.pipeline import build_pack, build_plan, export_graph
 
 # -- fixture repositories --------------------------------------------------------------------
 

@@ -9,8 +9,9 @@ import pytest
 
 from conftest import write_tree
 from excerpt.index.view import SymbolSpan
-from excerpt.pack import PackRequest, build_pack, build_plan
+from excerpt.pack import PackRequest
 from excerpt.pack.regions import choose_regions
+from excerpt.pipeline import build_pack, build_plan
 from excerpt.rank.score import Anchor
 from excerpt.rank.task import analyze_task
 

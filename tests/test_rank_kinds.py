@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from conftest import write_tree
-from excerpt.pack import PackRequest, build_plan
+from excerpt.pack import PackRequest
+from excerpt.pipeline import build_plan
 
 WORDS = "walking skips hidden files when the walker follows links"
 TREE = {

@@ -28,7 +28,8 @@ from typing import NoReturn
 import platformdirs
 import pytest
 
-from excerpt.pack import PackRequest, build_pack
+from excerpt.pack import PackRequest
+from excerpt.pipeline import build_pack
 
 pytestmark = pytest.mark.timeout(600)  # the first case of each package waits for its download
 

@@ -17,8 +17,9 @@ from excerpt.core.vocabulary import (
     WarningCode,
     members,
 )
-from excerpt.pack import Item, Omitted, export_graph, pack_schema
+from excerpt.pack import Item, Omitted, pack_schema
 from excerpt.pack.model import BudgetDict, ItemDict, OmittedDict, PackDict, ReasonDict
+from excerpt.pipeline import export_graph
 
 
 def _enum(*path: str) -> list[Any]:

@@ -54,7 +54,7 @@ _WHERE = {
     "DeliveredPlan": "excerpt.deliver",
     "build_pack": "excerpt.deliver",
     "build_plan": "excerpt.deliver",
-    "get_excerpts": "excerpt.pack",
+    "get_excerpts": "excerpt.pipeline",
     "RiskReport": "excerpt.risk",
     "classify_path": "excerpt.risk",
     "concepts_from_query": "excerpt.risk",
@@ -127,7 +127,8 @@ if TYPE_CHECKING:  # the names as the type checker sees them
     )
     from excerpt.harness import Harness, infer_harness
     from excerpt.index.build import IndexReport, index_repository
-    from excerpt.pack import Pack, PackRequest, Plan, Retrieved, get_excerpts
+    from excerpt.pack import Pack, PackRequest, Plan, Retrieved
+    from excerpt.pipeline import get_excerpts
     from excerpt.risk import (
         RiskReport,
         classify_path,

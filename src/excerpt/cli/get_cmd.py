@@ -41,7 +41,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from excerpt.pack import get_excerpts
+    from excerpt.pipeline import get_excerpts
     from excerpt.render.packs import render_retrieved_md
     from excerpt.render.text import to_json
 

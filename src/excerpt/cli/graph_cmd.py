@@ -43,7 +43,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from excerpt.pack import export_graph
+    from excerpt.pipeline import export_graph
     from excerpt.render.text import to_json
 
     emit(args, to_json(export_graph(args.repo)))

@@ -19,10 +19,10 @@ from excerpt.core.settings import MIN_BUDGET
 from excerpt.core.tokens import TokenCounter
 from excerpt.errors import UsageError
 from excerpt.index.build import ProgressFn
-from excerpt.pack.build import build_plan as _build_plan
-from excerpt.pack.build import remember, select
+from excerpt.pack.build import plan_of, remember, select
 from excerpt.pack.model import Pack, Plan
-from excerpt.pack.prepare import PackRequest, Prepared, prepare
+from excerpt.pack.prepare import PackRequest, Prepared
+from excerpt.pipeline import prepare
 from excerpt.rank.score import Candidate
 from excerpt.render.packs import (
     Figures,
@@ -188,7 +188,7 @@ def build_plan(
         UsageError, EnvironmentFault: as ``build_pack``.
     """
     _check_budget(request.budget)
-    plan = _build_plan(request, progress)
+    plan = plan_of(prepare(request, progress))
     limit = max(1, math.floor(request.budget * PLAN_SHARE))
     head = "".join(f"{note}\n" for note in notes)
     if len(head.encode("utf-8")) * 2 > limit:

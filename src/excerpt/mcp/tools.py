@@ -23,7 +23,8 @@ from excerpt.harness import infer_harness
 from excerpt.index.build import index_repository
 from excerpt.mcp.clients import budget_note, profile_for
 from excerpt.mcp.session import Client, Roots, ServedRepo, Session
-from excerpt.pack import PackRequest, get_excerpts
+from excerpt.pack import PackRequest
+from excerpt.pipeline import get_excerpts
 from excerpt.render.markdown import render_harness, render_risk
 from excerpt.render.text import compact_json, render_index
 from excerpt.risk import risk_report

@@ -1,4 +1,5 @@
-"""Plan and pack: the index refreshed, files ranked, regions chosen, fitted to the budget.
+"""Plan and select from a ``Prepared`` ranking: regions in order, fitted to the budget. Pure,
+but for ``remember``, which records a final pack's handles in the index.
 
 Every excerpt's bytes come from a fresh guarded read of the file, hashed as read: what the
 pack says is what the workspace holds. Lines the secret detector flags are cut out and
@@ -14,17 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from excerpt.core.hashing import sha256_hex
+from excerpt.core.settings import MAX_BUDGET
 from excerpt.core.vocabulary import ItemKind, OmissionReason
-from excerpt.index.build import ProgressFn
 from excerpt.index.store import IndexStore
 from excerpt.pack.handles import format_handle
 from excerpt.pack.model import Item, Omitted, Pack, Plan, PlanEntry
-from excerpt.pack.prepare import MAX_BUDGET, PackRequest, Prepared, prepare
+from excerpt.pack.prepare import Prepared
 from excerpt.pack.regions import Region
 from excerpt.rank.score import Candidate, Reason
 from excerpt.risk import classify_path
 
-__all__ = ["PackRequest", "build_pack", "build_packs", "build_plan", "remember", "select"]
+__all__ = ["plan_of", "remember", "select"]
 
 
 _REASON_FOR_SIGNAL = {
@@ -53,13 +54,8 @@ class _Piece:
     joined: bool = False  # two excerpts of a file and the few lines between them
 
 
-def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan:
-    """Ranked regions with reasons and sizes, and no source text (SPEC §4).
-
-    Raises:
-        UsageError, EnvironmentFault: as ``build_pack``.
-    """
-    prep = prepare(request, progress)
+def plan_of(prep: Prepared) -> Plan:
+    """Ranked regions with reasons and sizes, and no source text (SPEC §4)."""
     entries: list[PlanEntry] = []
     omitted = list(prep.omitted)
     # the plan lists regions; serving a small top file whole is a packing decision
@@ -89,32 +85,6 @@ def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan
 
 
 _PER_EXCERPT, _PER_PACK = 150, 700  # about: Markdown per excerpt, and per pack
-
-
-def build_pack(request: PackRequest, progress: ProgressFn | None = None) -> Pack:
-    """A pack whose excerpt text fits ``request.budget`` bytes (SPEC §3.2's selection).
-
-    What a model receives is bounded by ``excerpt.deliver``, which fits the whole rendering
-    into the budget; this is the selection beneath it.
-
-    Raises:
-        UsageError: bad budget, empty task, bad changed path or graph file.
-        EnvironmentFault: the repository or cache cannot be used.
-    """
-    prep = prepare(request, progress)
-    pack = select(prep, request.task, request.budget)
-    remember(prep, pack)
-    return pack
-
-
-def build_packs(
-    request: PackRequest, budgets: Sequence[int], progress: ProgressFn | None = None
-) -> tuple[list[Candidate], list[Pack]]:
-    """The ranked candidates and one pack per budget, from a single preparation (one index
-    refresh, one ranking): what a benchmark at several budgets needs."""
-    prep = prepare(request, progress)
-    packs = [select(prep, request.task, budget) for budget in budgets]
-    return list(prep.candidates), packs
 
 
 def select(prep: Prepared, task: str, budget: int, hard_budget: int | None = None) -> Pack:

@@ -11,21 +11,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from excerpt.core import git
 from excerpt.core.lines import split_lines
 from excerpt.core.secrets import secret_lines
-from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, Limits, repo_cache_dir
+from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, Limits
 from excerpt.core.vocabulary import OmissionReason
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.errors import UsageError
-from excerpt.index.build import IndexReport, ProgressFn, index_repository, resolve_root
-from excerpt.index.graph import load_graph
-from excerpt.index.store import IndexStore
+from excerpt.index.build import IndexReport
 from excerpt.index.view import IndexView
 from excerpt.pack.model import Omitted
 from excerpt.pack.regions import Region, choose_regions, line_matches
 from excerpt.rank.score import Candidate, rank_files
-from excerpt.rank.task import Task, analyze_task
+from excerpt.rank.task import Task
 from excerpt.rank.weights import Weights, default_weights
 
 __all__ = [
@@ -34,7 +31,6 @@ __all__ = [
     "PackRequest",
     "Prepared",
     "WorkspaceFiles",
-    "prepare",
     "prepare_ranked",
 ]
 
@@ -95,28 +91,6 @@ class Prepared:
     weights: Weights
 
 
-def prepare(request: PackRequest, progress: ProgressFn | None) -> Prepared:
-    """Refresh the index, then rank and read for ``request`` (``prepare_ranked``).
-
-    Raises:
-        UsageError: a bad changed path or graph file.
-        EnvironmentFault: the repository or cache cannot be used.
-    """
-    root = resolve_root(request.repo)
-    report = index_repository(root, cache_dir=request.cache_dir, progress=progress)
-    cache = repo_cache_dir(root, request.cache_dir)
-    with IndexStore.open(cache) as store:
-        view = store.view()
-        changed = _changed_paths(root, view, request)
-        edges, graph = _graph_file(request)
-        if progress is not None:
-            progress(0, 0, "rank")
-        return prepare_ranked(
-            analyze_task(request.task), view, WorkspaceFiles(root),
-            root=root, cache=cache, report=report, changed=changed, edges=edges, graph=graph,
-        )  # fmt: skip
-
-
 def prepare_ranked(
     task: Task,
     view: IndexView,
@@ -144,63 +118,6 @@ def prepare_ranked(
         regions=read.regions, secrets=read.secrets, omitted=(*read.omitted, *refused),
         graph=graph, task=task, weights=w,
     )  # fmt: skip
-
-
-def _graph_file(
-    request: PackRequest,
-) -> tuple[Sequence[tuple[str, str, str]] | None, dict[str, Any] | None]:
-    """The edges of ``--graph FILE`` (None: the index's own), and how the pack describes it."""
-    edges: Sequence[tuple[str, str, str]] | None = None
-    graph: dict[str, Any] | None = None
-    if request.graph_file is not None:
-        edges, digest = load_graph(request.graph_file)
-        graph = {
-            "source": "file",
-            "sha256": digest,
-            "integrity": "valid",
-            "note": "integrity valid, freshness unverified",
-        }
-    if not request.use_graph:
-        edges = []
-    return edges, graph
-
-
-def _changed_paths(root: Path, view: IndexView, request: PackRequest) -> list[str]:
-    changed = [_changed_path(root, raw) for raw in request.changed]
-    if request.changed_from_git:
-        files = view.files()
-        head = git.head_blobs(root) if git.work_tree_top(root) is not None else None
-        if head is not None:
-            changed += [
-                p for p, f in files.items() if f.status is None and head.get(p) != f.git_blob
-            ]
-            changed += [p for p in git.staged_paths(root) if p in files]
-        else:
-            changed += [p for p, f in files.items() if f.status is None]
-    return sorted(set(changed))
-
-
-def _changed_path(root: Path, raw: str) -> str:
-    """A ``--changed`` path as a workspace path: absolute, or relative to the repository
-    (as git prints them), or else to the current directory.
-
-    Raises:
-        UsageError: it is outside the repository.
-    """
-    path = Path(raw)
-    options = [path] if path.is_absolute() else [root / path, Path.cwd() / path]
-    inside: list[str] = []
-    for option in options:
-        try:
-            rel = option.resolve().relative_to(root).as_posix()
-        except (ValueError, OSError):
-            continue
-        if option.exists():
-            return rel
-        inside.append(rel)
-    if inside:
-        return inside[0]  # a deleted file: still a changed path
-    raise UsageError("a changed path is outside the repository")
 
 
 @dataclass(slots=True)

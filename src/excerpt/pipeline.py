@@ -1,0 +1,168 @@
+"""The pipeline, in the order it runs: discover → index → rank → select (render is the
+surfaces' own, through ``excerpt.deliver``).
+
+Each step is one call into its package, and this module is the only place they meet:
+
+1. **discover** the repository root (``excerpt.discover`` through ``resolve_root``);
+2. **index** it: an incremental refresh (``excerpt.index.build``), then one read-only view;
+3. **rank** the task's files (``excerpt.rank``), with the paths a change touches and the
+   graph the caller supplied;
+4. **read** the ranked files and choose their regions (``excerpt.pack.prepare_ranked``);
+5. **select** excerpts under a budget, or the plan of regions (``excerpt.pack.build``),
+   and remember a final pack's handles.
+
+Below this module nothing refreshes an index or opens a store on its own initiative:
+ranking reads an ``IndexView``, selection a ``Prepared``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from excerpt.core import git
+from excerpt.core.settings import repo_cache_dir
+from excerpt.errors import UsageError
+from excerpt.index.build import ProgressFn, index_repository, resolve_root
+from excerpt.index.graph import graph_document, load_graph
+from excerpt.index.store import IndexStore
+from excerpt.index.view import IndexView
+from excerpt.pack.build import plan_of, remember, select
+from excerpt.pack.model import Pack, Plan
+from excerpt.pack.prepare import PackRequest, Prepared, WorkspaceFiles, prepare_ranked
+from excerpt.pack.retrieve import Retrieved, retrieve
+from excerpt.rank.task import analyze_task
+
+__all__ = ["build_pack", "build_plan", "export_graph", "get_excerpts", "prepare"]
+
+
+def prepare(request: PackRequest, progress: ProgressFn | None = None) -> Prepared:
+    """Steps 1 to 4 for ``request``: everything selection needs.
+
+    Raises:
+        UsageError: a bad changed path or graph file.
+        EnvironmentFault: the repository or cache cannot be used.
+    """
+    root = resolve_root(request.repo)
+    report = index_repository(root, cache_dir=request.cache_dir, progress=progress)
+    cache = repo_cache_dir(root, request.cache_dir)
+    with IndexStore.open(cache) as store:
+        view = store.view()
+        changed = _changed_paths(root, view, request)
+        edges, graph = _graph_file(request)
+        if progress is not None:
+            progress(0, 0, "rank")
+        return prepare_ranked(
+            analyze_task(request.task), view, WorkspaceFiles(root),
+            root=root, cache=cache, report=report, changed=changed, edges=edges, graph=graph,
+        )  # fmt: skip
+
+
+def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan:
+    """Ranked regions with reasons and sizes, and no source text (SPEC §4).
+
+    Raises:
+        UsageError, EnvironmentFault: as ``prepare``.
+    """
+    return plan_of(prepare(request, progress))
+
+
+def build_pack(request: PackRequest, progress: ProgressFn | None = None) -> Pack:
+    """A pack whose excerpt text fits ``request.budget`` bytes (SPEC §3.2's selection).
+
+    What a model receives is bounded by ``excerpt.deliver``, which fits the whole rendering
+    into the budget; this is the selection beneath it.
+
+    Raises:
+        UsageError, EnvironmentFault: as ``prepare``.
+    """
+    prep = prepare(request, progress)
+    pack = select(prep, request.task, request.budget)
+    remember(prep, pack)
+    return pack
+
+
+def get_excerpts(
+    repo: str | os.PathLike[str], handles: Sequence[str], *, cache_dir: Path | None = None
+) -> list[Retrieved]:
+    """Retrieve each handle: fresh text, or ``stale``/``missing``/``refused`` (SPEC §3.3).
+
+    Raises:
+        NotADirectoryFault: ``repo`` is not a readable directory.
+    """
+    root = resolve_root(repo)
+    cache = repo_cache_dir(root, cache_dir)
+    known: dict[str, tuple[str, int, str]] = {}
+    if (cache / "index.sqlite3").exists():
+        with IndexStore.open(cache) as store:
+            known = store.known_handles(handles)
+    return [retrieve(root, handle, known) for handle in handles]
+
+
+def export_graph(repo: str | os.PathLike[str], *, cache_dir: Path | None = None) -> dict[str, Any]:
+    """The current file graph as an ``excerpt.graph/v1`` document with its digest."""
+    root = resolve_root(repo)
+    index_repository(root, cache_dir=cache_dir)
+    with IndexStore.open(repo_cache_dir(root, cache_dir)) as store:
+        view = store.view()
+        nodes = [p for p, f in view.files().items() if f.status is None]
+        return graph_document(nodes, view.edges())
+
+
+def _changed_paths(root: Path, view: IndexView, request: PackRequest) -> list[str]:
+    changed = [_changed_path(root, raw) for raw in request.changed]
+    if request.changed_from_git:
+        files = view.files()
+        head = git.head_blobs(root) if git.work_tree_top(root) is not None else None
+        if head is not None:
+            changed += [
+                p for p, f in files.items() if f.status is None and head.get(p) != f.git_blob
+            ]
+            changed += [p for p in git.staged_paths(root) if p in files]
+        else:
+            changed += [p for p, f in files.items() if f.status is None]
+    return sorted(set(changed))
+
+
+def _changed_path(root: Path, raw: str) -> str:
+    """A ``--changed`` path as a workspace path: absolute, or relative to the repository
+    (as git prints them), or else to the current directory.
+
+    Raises:
+        UsageError: it is outside the repository.
+    """
+    path = Path(raw)
+    options = [path] if path.is_absolute() else [root / path, Path.cwd() / path]
+    inside: list[str] = []
+    for option in options:
+        try:
+            rel = option.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            continue
+        if option.exists():
+            return rel
+        inside.append(rel)
+    if inside:
+        return inside[0]  # a deleted file: still a changed path
+    raise UsageError("a changed path is outside the repository")
+
+
+def _graph_file(
+    request: PackRequest,
+) -> tuple[Sequence[tuple[str, str, str]] | None, dict[str, Any] | None]:
+    """The edges of ``--graph FILE`` (None: the index's own), and how the pack describes it."""
+    edges: Sequence[tuple[str, str, str]] | None = None
+    graph: dict[str, Any] | None = None
+    if request.graph_file is not None:
+        edges, digest = load_graph(request.graph_file)
+        graph = {
+            "source": "file",
+            "sha256": digest,
+            "integrity": "valid",
+            "note": "integrity valid, freshness unverified",
+        }
+    if not request.use_graph:
+        edges = []
+    return edges, graph

@@ -1,13 +1,17 @@
-"""Symbols and imports of one file from its tree-sitter syntax tree. Pure: bytes in, records out."""
+"""Symbols and imports of one file from its tree-sitter syntax tree. Pure: bytes in, records out.
+
+The driver is the same for every language; what differs (which captures are imports, which
+nodes lend names to the definitions inside them) comes from the language's registry record.
+"""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import tree_sitter as ts
 
-from excerpt.index.languages import PARSED_LANGUAGES, grammar
+from excerpt.index.lang import by_name, grammar
+from excerpt.index.lang.base import Import, Language, node_text
 
 __all__ = ["Extraction", "Import", "Symbol", "extract"]
 
@@ -31,16 +35,6 @@ class Symbol:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Import:
-    """An import as written: ``module`` (e.g. ``..pkg.mod``, ``./util``, ``crate::a::B``)."""
-
-    module: str
-    names: tuple[str, ...]
-    line: int
-    kind: str = "import"  # "import" | "mod" (a Rust ``mod x;`` declaration)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Extraction:
     """Everything the parser learned about one file."""
 
@@ -54,7 +48,8 @@ def extract(language: str, data: bytes) -> Extraction:
 
     Total for any input: tree-sitter recovers from syntax errors, and spans come from the tree.
     """
-    if language not in PARSED_LANGUAGES or not data:
+    lang = by_name(language)
+    if lang is None or not data:
         return Extraction()
     g = grammar(language)
     tree = ts.Parser(g.language).parse(data)
@@ -63,14 +58,8 @@ def extract(language: str, data: bytes) -> Extraction:
     others: list[dict[str, list[ts.Node]]] = []
     for _, captures in ts.QueryCursor(g.query, match_limit=_MATCH_LIMIT).matches(root):
         (definitions if "name" in captures else others).append(captures)
-    imports, package = _imports(language, others)
-    return Extraction(symbols=_symbols(language, definitions), imports=imports, package=package)
-
-
-def _text(node: ts.Node | None) -> str:
-    if node is None or node.text is None:
-        return ""
-    return node.text.decode("utf-8", "replace")
+    imports, package = _imports(lang, others)
+    return Extraction(symbols=_symbols(lang, definitions), imports=imports, package=package)
 
 
 def _line_span(node: ts.Node) -> tuple[int, int]:
@@ -90,11 +79,11 @@ class _Def:
     name: str
 
 
-def _symbols(language: str, matches: list[dict[str, list[ts.Node]]]) -> tuple[Symbol, ...]:
+def _symbols(lang: Language, matches: list[dict[str, list[ts.Node]]]) -> tuple[Symbol, ...]:
     defs: dict[tuple[int, int], _Def] = {}
     for captures in matches:
         names = captures["name"]
-        if names[0].is_missing or not _text(names[0]):  # a placeholder from error recovery
+        if names[0].is_missing or not node_text(names[0]):  # a placeholder from error recovery
             continue
         for cap, nodes in captures.items():
             if not cap.startswith("definition."):
@@ -104,56 +93,33 @@ def _symbols(language: str, matches: list[dict[str, list[ts.Node]]]) -> tuple[Sy
             key = (node.start_byte, node.end_byte)
             old = defs.get(key)
             if old is None or _KIND_PRIORITY.get(kind, 9) < _KIND_PRIORITY.get(old.kind, 9):
-                defs[key] = _Def(node, _outer(node), kind, _text(names[0]))
+                defs[key] = _Def(node, _outer(lang, node), kind, node_text(names[0]))
     ordered = sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte))
-    return tuple(_qualify(language, ordered))
+    return tuple(_qualify(lang, ordered))
 
 
-def _outer(node: ts.Node) -> ts.Node:
+def _outer(lang: Language, node: ts.Node) -> ts.Node:
     """The node whose lines an excerpt of this definition should cover (decorators included)."""
     parent = node.parent
-    if parent is not None and parent.type in ("decorated_definition", "export_statement"):
+    if parent is not None and parent.type in lang.wrappers:
         return parent
-    if node.type == "variable_declarator" and parent is not None:
+    if node.type in lang.declarators and parent is not None:
         return parent
     return node
 
 
-def _container_name(language: str, node: ts.Node) -> str | None:
-    """Name an enclosing non-definition node lends to the definitions inside it: a Rust
-    ``impl`` lends its bare type name (``impl<T> a::Stack<T>`` → ``Stack``)."""
-    if language == "rust" and node.type == "impl_item":
-        text = re.sub(r"<.*", "", _text(node.child_by_field_name("type")), flags=re.DOTALL)
-        words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
-        return words[-1] if words else None
-    return None
-
-
-def _receiver(node: ts.Node) -> str | None:
-    receiver = node.child_by_field_name("receiver")
-    if receiver is None:
-        return None
-    stack = [receiver]
-    while stack:
-        cur = stack.pop()
-        if cur.type == "type_identifier":
-            return _text(cur)
-        stack.extend(reversed(cur.children))
-    return None
-
-
-def _qualify(language: str, defs: list[_Def]) -> list[Symbol]:
+def _qualify(lang: Language, defs: list[_Def]) -> list[Symbol]:
     out: list[Symbol] = []
     stack: list[tuple[int, int, str, str]] = []  # (start_byte, end_byte, qualname, kind)
     for d in defs:
         while stack and stack[-1][1] <= d.node.start_byte:
             stack.pop()
         prefix = stack[-1][2] if stack else ""
-        container = _container(language, d.node)
+        container = _container(lang, d.node)
         if container is not None and (not stack or container[1] > stack[-1][0]):
             prefix = f"{prefix}.{container[0]}" if prefix else container[0]
-        if language == "go" and d.kind == "method":
-            prefix = _receiver(d.node) or prefix
+        owner = lang.owner(d.node, d.kind) if lang.owner is not None else None
+        prefix = owner or prefix
         kind = d.kind
         if kind == "function" and stack and stack[-1][3] in ("class", "interface"):
             kind = "method"
@@ -166,11 +132,13 @@ def _qualify(language: str, defs: list[_Def]) -> list[Symbol]:
     return out
 
 
-def _container(language: str, node: ts.Node) -> tuple[str, int] | None:
-    """The nearest enclosing container's name and start byte (see ``_container_name``)."""
+def _container(lang: Language, node: ts.Node) -> tuple[str, int] | None:
+    """The nearest enclosing container's name and start byte (see ``Language.container``)."""
+    if lang.container is None:
+        return None
     parent = node.parent
     while parent is not None:
-        name = _container_name(language, parent)
+        name = lang.container(parent)
         if name:
             return name, parent.start_byte
         parent = parent.parent
@@ -178,53 +146,16 @@ def _container(language: str, node: ts.Node) -> tuple[str, int] | None:
 
 
 def _imports(
-    language: str, matches: list[dict[str, list[ts.Node]]]
+    lang: Language, matches: list[dict[str, list[ts.Node]]]
 ) -> tuple[tuple[Import, ...], str | None]:
     out: list[Import] = []
     package: str | None = None
     for captures in matches:
         for cap, nodes in captures.items():
-            node = nodes[0]
-            line = node.start_point.row + 1
-            if cap == "source":
-                spec = _text(node).strip("\"'`")
-                if spec:
-                    out.append(Import(module=spec, names=(), line=line))
-            elif cap == "import" and language == "python":
-                out.extend(_python_import(node, line))
-            elif cap == "import":  # java
-                out.append(_java_import(node, line))
-            elif cap == "package":
-                package = _java_name(node) or None
-            elif cap == "use":
-                out.append(Import(module=_text(node), names=(), line=line))
-            elif cap == "mod":
-                out.append(Import(module=_text(node), names=(), line=line, kind="mod"))
+            hook = lang.import_hooks.get(cap)
+            if hook is not None:
+                out.extend(hook(nodes[0]))
+            elif cap == "package" and lang.package_hook is not None:
+                package = lang.package_hook(nodes[0])
     unique = {(i.module, i.names, i.line, i.kind): i for i in out}
     return tuple(sorted(unique.values(), key=lambda i: (i.line, i.module, i.names))), package
-
-
-def _dotted(node: ts.Node) -> str:
-    if node.type == "aliased_import":
-        node = node.child_by_field_name("name") or node
-    return _text(node)
-
-
-def _python_import(node: ts.Node, line: int) -> list[Import]:
-    names = [_dotted(n) for n in node.children_by_field_name("name")]
-    if node.type == "import_statement":
-        return [Import(module=name, names=(), line=line) for name in names if name]
-    module = _text(node.child_by_field_name("module_name"))
-    return [Import(module=module, names=tuple(n for n in names if n), line=line)] if module else []
-
-
-def _java_name(node: ts.Node) -> str:
-    for child in node.named_children:
-        if child.type in ("scoped_identifier", "identifier"):
-            return _text(child)
-    return ""
-
-
-def _java_import(node: ts.Node, line: int) -> Import:
-    wildcard = any(child.type == "asterisk" for child in node.children)
-    return Import(module=_java_name(node), names=("*",) if wildcard else (), line=line)

@@ -6,8 +6,6 @@ Runs in worker processes; pure apart from the guarded read.
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 from pathlib import Path
 
 from excerpt.core.lines import line_count as count_lines
@@ -15,17 +13,13 @@ from excerpt.core.secrets import secret_lines
 from excerpt.core.settings import Limits
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.index.extract import Extraction, extract
-from excerpt.index.languages import language_of
+from excerpt.index.lang import language_of, manifest_of
 from excerpt.index.records import FileRecord, pack_lexicon
 from excerpt.index.resolve import is_test_path
 from excerpt.index.tokens import lexicon_text
 
 __all__ = ["count_lines", "git_blob_id", "process_paths", "record_from_content"]
 
-_GO_MODULE = re.compile(rb"^module\s+(\S+)", re.MULTILINE)
-_CARGO_NAME = re.compile(
-    rb"^\[package\][^\[]*?^\s*name\s*=\s*[\"']([^\"']+)", re.MULTILINE | re.DOTALL
-)
 _TEXT_CODECS = {
     "utf-8": "utf-8",
     "utf-8-sig": "utf-8-sig",
@@ -44,21 +38,6 @@ def _decode(content: FileContent) -> str:
     if codec is None:
         return content.data.decode("latin-1")
     return content.data.decode(codec, "replace")
-
-
-def _manifest(path: str, data: bytes) -> str | None:
-    name = path.rsplit("/", 1)[-1]
-    if name in ("go.mod", "Cargo.toml"):
-        match = (_GO_MODULE if name == "go.mod" else _CARGO_NAME).search(data)
-        return match.group(1).decode("utf-8", "replace") if match else None
-    if name == "package.json":
-        try:
-            doc = json.loads(data)
-        except (ValueError, RecursionError):  # RecursionError: nested past the parser's depth
-            return None
-        value = doc.get("name") if isinstance(doc, dict) else None
-        return value if isinstance(value, str) and value else None
-    return None
 
 
 def _without_secrets(text: str) -> str:
@@ -96,7 +75,7 @@ def record_from_content(content: FileContent) -> FileRecord:
         language=language, encoding=content.encoding, lines=count_lines(content.data),
         status=None, is_test=is_test_path(path), git_blob=git_blob_id(content.data),
         package=extraction.package,
-        manifest=_manifest(path, content.data), symbols=extraction.symbols,
+        manifest=manifest_of(path, content.data), symbols=extraction.symbols,
         imports=extraction.imports, lexicon_blob=pack_lexicon(lexicon),
     )  # fmt: skip
 

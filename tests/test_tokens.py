@@ -5,6 +5,7 @@ count of the whole text."""
 from __future__ import annotations
 
 import warnings
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ def reference(text: str) -> int:
 def fresh_memo(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts as a new process would: nothing remembered in memory."""
     monkeypatch.setattr(tokens, "_memo", {})
+    monkeypatch.setattr(tokens, "_texts", OrderedDict())
 
 
 SAMPLES = [
@@ -67,6 +69,7 @@ def test_a_seeded_store_counts_new_pieces_by_merging_without_the_vocabulary(
     sources.append((ROOT / "README.md").read_text(encoding="utf-8"))
     expected = [reference(text) for text in sources]
     monkeypatch.setattr(tokens, "_memo", {})  # a later process: nothing loaded
+    monkeypatch.setattr(tokens, "_texts", OrderedDict())
     tokens._encoding.cache_clear()
 
     def no_vocabulary(piece: str) -> int:

@@ -19,7 +19,7 @@ import functools
 import re
 import sqlite3
 import warnings
-from collections import Counter
+from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,10 @@ _PIECES = regex.compile(
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MEMO_LIMIT = 1_000_000  # pieces remembered in the process before the memo starts over
 _memo: dict[str, int] = {}
+# Whole texts counted lately: a pack's excerpts and its rendering are counted again as the
+# figures settle and across budgets (bounded, oldest first out).
+_TEXTS_KEPT = 1024
+_texts: OrderedDict[str, int] = OrderedDict()
 
 
 @functools.cache
@@ -101,6 +105,16 @@ class TokenCounter:
         self.store = store
 
     def __call__(self, text: str) -> int:
+        if text in _texts:
+            _texts.move_to_end(text)
+            return _texts[text]
+        count = self._count(text)
+        _texts[text] = count
+        if len(_texts) > _TEXTS_KEPT:
+            _texts.popitem(last=False)
+        return count
+
+    def _count(self, text: str) -> int:
         # a lone surrogate (an undecodable byte of a file name) is counted as the ``\\uXXXX``
         # escape every rendering writes in its place
         text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

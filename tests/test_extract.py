@@ -209,6 +209,54 @@ JAVA = src(
     """
 )
 
+
+C = src(
+    """
+    #include "shop/cart.h"
+    #include <stdlib.h>
+
+    #define CART_MAX 64
+
+    typedef struct cart {
+        int count;
+    } cart_t;
+
+    enum cart_state { CART_OPEN, CART_CLOSED };
+
+    int cart_count(const cart_t *c);
+
+    int cart_count(const cart_t *c)
+    {
+        return c->count;
+    }
+    """
+)
+
+CPP = src(
+    """
+    #include "order.hpp"
+    #include <string>
+
+    namespace shop {
+    class Order {
+     public:
+      int total() const { return 0; }
+      ~Order() {}
+    };
+
+    template <typename T>
+    T twice(T v) {
+      return v + v;
+    }
+
+    std::string Order::describe() const {
+      return "order";
+    }
+    }
+    """
+)
+
+
 CASES = [
     pytest.param(
         "python",
@@ -323,6 +371,40 @@ CASES = [
         ],
         "com.shop.orders",
         id="java",
+    ),
+    pytest.param(
+        "c",
+        C,
+        [
+            ("macro", "CART_MAX", "CART_MAX", 4, 4),
+            ("type", "cart_t", "cart_t", 6, 8),
+            ("class", "cart", "cart_t.cart", 6, 8),
+            ("type", "cart_state", "cart_state", 10, 10),
+            ("function", "cart_count", "cart_count", 14, 17),
+        ],
+        [
+            ("shop/cart.h", (), 1, "include"),
+            ("stdlib.h", (), 2, "system"),
+        ],
+        None,
+        id="c",
+    ),
+    pytest.param(
+        "cpp",
+        CPP,
+        [
+            ("class", "Order", "Order", 5, 9),
+            ("method", "total", "Order.total", 7, 7),
+            ("method", "~Order", "Order.~Order", 8, 8),
+            ("function", "twice", "twice", 11, 14),
+            ("method", "describe", "Order.describe", 16, 18),
+        ],
+        [
+            ("order.hpp", (), 1, "include"),
+            ("string", (), 2, "system"),
+        ],
+        None,
+        id="cpp",
     ),
 ]
 
@@ -488,7 +570,7 @@ def test_recovered_definitions_without_a_name_are_dropped() -> None:
     assert all(s.name for s in symbols), symbols
 
 
-@pytest.mark.parametrize("language", ["ruby", "c", "other", "markdown"])
+@pytest.mark.parametrize("language", ["sql", "yaml", "other", "markdown"])
 def test_unparsed_languages_give_nothing(language: str) -> None:
     assert extract(language, b"def f\nend\nclass A; end\n") == Extraction()
 

@@ -66,6 +66,16 @@ FRAGMENTS: dict[str, list[str]] = {
         "class A { void m() {} }\n", "interface I { int n(); }\n", "public ", "static ",
         "class B { class C { void k() {} } }\n", "@Override\n", "enum E { X }\n", "record R() {}\n",
     ],
+    "c": [
+        '#include "a.h"\n', "#include <b/c.h>\n", "#define M(x) (x)\n", "#define N 1\n",
+        "int f(int a) { return a; }\n", "static char *g(void) {}\n", "struct S { int a; };\n",
+        "typedef struct T { int b; } T;\n", "enum E { A };\n", "int p(int);\n", "#ifdef X\n",
+    ],
+    "cpp": [
+        '#include "a.hpp"\n', "namespace n {\n", "class C : public B {\n public:\n",
+        "void C::m() const {}\n", "~C() {}\n", "template <typename T>\n", "auto f() -> int;\n",
+        "C& operator=(const C&) = default;\n", "using A = int;\n", "struct S { int f() {} };\n",
+    ],
 }  # fmt: skip
 
 
@@ -145,6 +155,8 @@ SAMPLE_PATHS = {
     "go": "cmd/main.go",
     "rust": "src/lib.rs",
     "java": "src/main/java/a/A.java",
+    "c": "src/main.c",
+    "cpp": "src/main.cpp",
 }
 
 

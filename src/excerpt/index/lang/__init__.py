@@ -29,6 +29,8 @@ from typing import Final, TypeVar
 
 from excerpt.index.lang import unparsed
 from excerpt.index.lang.base import Language, ManifestReader, TestPaths
+from excerpt.index.lang.c import C
+from excerpt.index.lang.cpp import CPP
 from excerpt.index.lang.go import GO
 from excerpt.index.lang.grammar import Grammar, load_grammar
 from excerpt.index.lang.java import JAVA
@@ -49,7 +51,10 @@ __all__ = [
     "rules_for_tests",
 ]
 
-LANGUAGES: Final[tuple[Language, ...]] = (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA)
+LANGUAGES: Final[tuple[Language, ...]] = (
+    PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
+    C, CPP,
+)  # fmt: skip
 PARSED_LANGUAGES: Final = tuple(lang.name for lang in LANGUAGES)
 
 _V = TypeVar("_V")

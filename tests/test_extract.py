@@ -256,6 +256,36 @@ CPP = src(
     """
 )
 
+CSHARP = src(
+    """
+    using System.Linq;
+    using static Shop.Util.Money;
+    using Json = Shop.Serialization.Json;
+    global using Shop.Shared;
+
+    namespace Shop.Orders;
+
+    public interface IOrder
+    {
+        decimal Total();
+    }
+
+    public class Order : IOrder
+    {
+        public Order(int id) { }
+
+        public int Id { get; set; }
+
+        public decimal Total()
+        {
+            return 0m;
+        }
+
+        private enum State { Open }
+    }
+    """
+)
+
 
 CASES = [
     pytest.param(
@@ -405,6 +435,27 @@ CASES = [
         ],
         None,
         id="cpp",
+    ),
+    pytest.param(
+        "csharp",
+        CSHARP,
+        [
+            ("interface", "IOrder", "IOrder", 8, 11),
+            ("method", "Total", "IOrder.Total", 10, 10),
+            ("class", "Order", "Order", 13, 25),
+            ("method", "Order", "Order.Order", 15, 15),
+            ("field", "Id", "Order.Id", 17, 17),
+            ("method", "Total", "Order.Total", 19, 22),
+            ("type", "State", "Order.State", 24, 24),
+        ],
+        [
+            ("System.Linq", (), 1, "import"),
+            ("Shop.Util.Money", (), 2, "static"),
+            ("Shop.Serialization.Json", (), 3, "alias"),
+            ("Shop.Shared", (), 4, "global"),
+        ],
+        "Shop.Orders",
+        id="csharp",
     ),
 ]
 

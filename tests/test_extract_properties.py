@@ -76,6 +76,11 @@ FRAGMENTS: dict[str, list[str]] = {
         "void C::m() const {}\n", "~C() {}\n", "template <typename T>\n", "auto f() -> int;\n",
         "C& operator=(const C&) = default;\n", "using A = int;\n", "struct S { int f() {} };\n",
     ],
+    "csharp": [
+        "using A.B;\n", "using static C.D;\n", "using E = F.G;\n", "global using H;\n",
+        "namespace N.M;\n", "namespace O { ", "class A { void M() {} }\n", "interface I { }\n",
+        "public int P { get; set; }\n", "record R(int X);\n", "[Fact]\n", "=> x;\n",
+    ],
 }  # fmt: skip
 
 
@@ -157,6 +162,7 @@ SAMPLE_PATHS = {
     "java": "src/main/java/a/A.java",
     "c": "src/main.c",
     "cpp": "src/main.cpp",
+    "csharp": "src/App/Program.cs",
 }
 
 

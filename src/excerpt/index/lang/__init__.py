@@ -31,6 +31,7 @@ from excerpt.index.lang import unparsed
 from excerpt.index.lang.base import Language, ManifestReader, TestPaths
 from excerpt.index.lang.c import C
 from excerpt.index.lang.cpp import CPP
+from excerpt.index.lang.csharp import CSHARP
 from excerpt.index.lang.go import GO
 from excerpt.index.lang.grammar import Grammar, load_grammar
 from excerpt.index.lang.java import JAVA
@@ -53,7 +54,7 @@ __all__ = [
 
 LANGUAGES: Final[tuple[Language, ...]] = (
     PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
-    C, CPP,
+    C, CPP, CSHARP,
 )  # fmt: skip
 PARSED_LANGUAGES: Final = tuple(lang.name for lang in LANGUAGES)
 

@@ -286,6 +286,25 @@ CSHARP = src(
     """
 )
 
+RUBY = src(
+    """
+    require "json"
+    require_relative "../lib/shop/cart"
+
+    module Shop
+      class Order < Base
+        def total
+          0
+        end
+
+        def self.build
+          new
+        end
+      end
+    end
+    """
+)
+
 
 CASES = [
     pytest.param(
@@ -456,6 +475,22 @@ CASES = [
         ],
         "Shop.Orders",
         id="csharp",
+    ),
+    pytest.param(
+        "ruby",
+        RUBY,
+        [
+            ("module", "Shop", "Shop", 4, 14),
+            ("class", "Order", "Shop.Order", 5, 13),
+            ("method", "total", "Shop.Order.total", 6, 8),
+            ("method", "build", "Shop.Order.build", 10, 12),
+        ],
+        [
+            ("json", (), 1, "require"),
+            ("../lib/shop/cart", (), 2, "require_relative"),
+        ],
+        None,
+        id="ruby",
     ),
 ]
 

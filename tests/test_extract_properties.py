@@ -81,6 +81,11 @@ FRAGMENTS: dict[str, list[str]] = {
         "namespace N.M;\n", "namespace O { ", "class A { void M() {} }\n", "interface I { }\n",
         "public int P { get; set; }\n", "record R(int X);\n", "[Fact]\n", "=> x;\n",
     ],
+    "ruby": [
+        "require 'a/b'\n", 'require_relative "c"\n', "module M\n", "class A < B\n",
+        "def m(x)\n", "def self.n\n", "end\n", "alias x y\n", "autoload :X, 'x'\n",
+        '"#{a}"', "do |x|\n", "class << self\n", "class C\n  def k; end\nend\n",
+    ],
 }  # fmt: skip
 
 
@@ -163,6 +168,7 @@ SAMPLE_PATHS = {
     "c": "src/main.c",
     "cpp": "src/main.cpp",
     "csharp": "src/App/Program.cs",
+    "ruby": "lib/app.rb",
 }
 
 

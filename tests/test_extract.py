@@ -305,6 +305,39 @@ RUBY = src(
     """
 )
 
+PHP = src(
+    """
+    <?php
+
+    namespace Shop\\Orders;
+
+    use Shop\\Money\\{Price, Currency as Cur};
+    use function Shop\\Util\\format;
+
+    require_once __DIR__ . '/helpers.php';
+
+    interface Priced
+    {
+        public function price(): float;
+    }
+
+    final class Order implements Priced
+    {
+        private int $count = 0;
+
+        public function price(): float
+        {
+            return 0.0;
+        }
+    }
+
+    function make_order(): Order
+    {
+        return new Order();
+    }
+    """
+)
+
 
 CASES = [
     pytest.param(
@@ -491,6 +524,27 @@ CASES = [
         ],
         None,
         id="ruby",
+    ),
+    pytest.param(
+        "php",
+        PHP,
+        [
+            ("module", "Shop\\Orders", "Shop\\Orders", 3, 3),
+            ("interface", "Priced", "Priced", 10, 13),
+            ("method", "price", "Priced.price", 12, 12),
+            ("class", "Order", "Order", 15, 23),
+            ("field", "count", "Order.count", 17, 17),
+            ("method", "price", "Order.price", 19, 22),
+            ("function", "make_order", "make_order", 25, 28),
+        ],
+        [
+            ("Shop\\Money\\Currency", (), 5, "use"),
+            ("Shop\\Money\\Price", (), 5, "use"),
+            ("Shop\\Util\\format", (), 6, "function"),
+            ("./helpers.php", (), 8, "include"),
+        ],
+        None,
+        id="php",
     ),
 ]
 

@@ -86,6 +86,11 @@ FRAGMENTS: dict[str, list[str]] = {
         "def m(x)\n", "def self.n\n", "end\n", "alias x y\n", "autoload :X, 'x'\n",
         '"#{a}"', "do |x|\n", "class << self\n", "class C\n  def k; end\nend\n",
     ],
+    "php": [
+        "<?php\n", "namespace A\\B;\n", "use C\\D;\n", "use E\\{F, G as H};\n",
+        "require __DIR__ . '/x.php';\n", "include 'y.php';\n", "class K { function m() {} }\n",
+        "interface I { }\n", "trait T { }\n", "enum E { case A; }\n", "function f() {}\n", "$x",
+    ],
 }  # fmt: skip
 
 
@@ -169,6 +174,7 @@ SAMPLE_PATHS = {
     "cpp": "src/main.cpp",
     "csharp": "src/App/Program.cs",
     "ruby": "lib/app.rb",
+    "php": "src/App.php",
 }
 
 

@@ -36,6 +36,7 @@ from excerpt.index.lang.go import GO
 from excerpt.index.lang.grammar import Grammar, load_grammar
 from excerpt.index.lang.java import JAVA
 from excerpt.index.lang.javascript import JAVASCRIPT, TSX, TYPESCRIPT
+from excerpt.index.lang.php import PHP
 from excerpt.index.lang.python import PYTHON
 from excerpt.index.lang.ruby import RUBY
 from excerpt.index.lang.rust import RUST
@@ -55,7 +56,7 @@ __all__ = [
 
 LANGUAGES: Final[tuple[Language, ...]] = (
     PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
-    C, CPP, CSHARP, RUBY,
+    C, CPP, CSHARP, RUBY, PHP,
 )  # fmt: skip
 PARSED_LANGUAGES: Final = tuple(lang.name for lang in LANGUAGES)
 

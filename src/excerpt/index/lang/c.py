@@ -8,6 +8,9 @@ Definitions are our own patterns, not the wheel's tags query: that query tags th
 signature alone (and a function returning a pointer would lose its body), and it tags every
 prototype, so a function declared in a header and defined in a ``.c`` file would count as
 defined twice. Here a function is its ``function_definition``; prototypes are not definitions.
+
+A ``.h`` file is C whatever includes it, so a C++ header named ``.h`` is parsed with the C
+grammar: its functions and structs are found, its classes and namespaces are not.
 """
 
 from __future__ import annotations
@@ -164,7 +167,8 @@ def _resolve(t: _Tables, src: str, imp: Import) -> list[str]:
     return hits if len(hits) == 1 and hits[0] != src else []
 
 
-# test_x, test-x, x_test, x-test, x_unittest (and for C++ also XTest, TestX)
+# A test is test_x, test-x, x_test, x-test or x_unittest, or lives under test/ or tests/;
+# its subject is the name without the affix (also XTest, TestX, common in C++ suites).
 _AFFIXES = re.compile(r"^test[_-]|[_-](unit)?tests?$|^Test(?=[A-Z])|(?<=[a-z0-9])Tests?$")
 C_TESTS = TestPaths(
     stem=re.compile(r"^test[_-]|[_-](unit)?test$"),

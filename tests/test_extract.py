@@ -209,6 +209,136 @@ JAVA = src(
     """
 )
 
+
+C = src(
+    """
+    #include "shop/cart.h"
+    #include <stdlib.h>
+
+    #define CART_MAX 64
+
+    typedef struct cart {
+        int count;
+    } cart_t;
+
+    enum cart_state { CART_OPEN, CART_CLOSED };
+
+    int cart_count(const cart_t *c);
+
+    int cart_count(const cart_t *c)
+    {
+        return c->count;
+    }
+    """
+)
+
+CPP = src(
+    """
+    #include "order.hpp"
+    #include <string>
+
+    namespace shop {
+    class Order {
+     public:
+      int total() const { return 0; }
+      ~Order() {}
+    };
+
+    template <typename T>
+    T twice(T v) {
+      return v + v;
+    }
+
+    std::string Order::describe() const {
+      return "order";
+    }
+    }
+    """
+)
+
+CSHARP = src(
+    """
+    using System.Linq;
+    using static Shop.Util.Money;
+    using Json = Shop.Serialization.Json;
+    global using Shop.Shared;
+
+    namespace Shop.Orders;
+
+    public interface IOrder
+    {
+        decimal Total();
+    }
+
+    public class Order : IOrder
+    {
+        public Order(int id) { }
+
+        public int Id { get; set; }
+
+        public decimal Total()
+        {
+            return 0m;
+        }
+
+        private enum State { Open }
+    }
+    """
+)
+
+RUBY = src(
+    """
+    require "json"
+    require_relative "../lib/shop/cart"
+
+    module Shop
+      class Order < Base
+        def total
+          0
+        end
+
+        def self.build
+          new
+        end
+      end
+    end
+    """
+)
+
+PHP = src(
+    """
+    <?php
+
+    namespace Shop\\Orders;
+
+    use Shop\\Money\\{Price, Currency as Cur};
+    use function Shop\\Util\\format;
+
+    require_once __DIR__ . '/helpers.php';
+
+    interface Priced
+    {
+        public function price(): float;
+    }
+
+    final class Order implements Priced
+    {
+        private int $count = 0;
+
+        public function price(): float
+        {
+            return 0.0;
+        }
+    }
+
+    function make_order(): Order
+    {
+        return new Order();
+    }
+    """
+)
+
+
 CASES = [
     pytest.param(
         "python",
@@ -323,6 +453,98 @@ CASES = [
         ],
         "com.shop.orders",
         id="java",
+    ),
+    pytest.param(
+        "c",
+        C,
+        [
+            ("macro", "CART_MAX", "CART_MAX", 4, 4),
+            ("type", "cart_t", "cart_t", 6, 8),
+            ("class", "cart", "cart_t.cart", 6, 8),
+            ("type", "cart_state", "cart_state", 10, 10),
+            ("function", "cart_count", "cart_count", 14, 17),
+        ],
+        [
+            ("shop/cart.h", (), 1, "include"),
+            ("stdlib.h", (), 2, "system"),
+        ],
+        None,
+        id="c",
+    ),
+    pytest.param(
+        "cpp",
+        CPP,
+        [
+            ("class", "Order", "Order", 5, 9),
+            ("method", "total", "Order.total", 7, 7),
+            ("method", "~Order", "Order.~Order", 8, 8),
+            ("function", "twice", "twice", 11, 14),
+            ("method", "describe", "Order.describe", 16, 18),
+        ],
+        [
+            ("order.hpp", (), 1, "include"),
+            ("string", (), 2, "system"),
+        ],
+        None,
+        id="cpp",
+    ),
+    pytest.param(
+        "csharp",
+        CSHARP,
+        [
+            ("interface", "IOrder", "IOrder", 8, 11),
+            ("method", "Total", "IOrder.Total", 10, 10),
+            ("class", "Order", "Order", 13, 25),
+            ("method", "Order", "Order.Order", 15, 15),
+            ("field", "Id", "Order.Id", 17, 17),
+            ("method", "Total", "Order.Total", 19, 22),
+            ("type", "State", "Order.State", 24, 24),
+        ],
+        [
+            ("System.Linq", (), 1, "import"),
+            ("Shop.Util.Money", (), 2, "static"),
+            ("Shop.Serialization.Json", (), 3, "alias"),
+            ("Shop.Shared", (), 4, "global"),
+        ],
+        "Shop.Orders",
+        id="csharp",
+    ),
+    pytest.param(
+        "ruby",
+        RUBY,
+        [
+            ("module", "Shop", "Shop", 4, 14),
+            ("class", "Order", "Shop.Order", 5, 13),
+            ("method", "total", "Shop.Order.total", 6, 8),
+            ("method", "build", "Shop.Order.build", 10, 12),
+        ],
+        [
+            ("json", (), 1, "require"),
+            ("../lib/shop/cart", (), 2, "require_relative"),
+        ],
+        None,
+        id="ruby",
+    ),
+    pytest.param(
+        "php",
+        PHP,
+        [
+            ("module", "Shop\\Orders", "Shop\\Orders", 3, 3),
+            ("interface", "Priced", "Priced", 10, 13),
+            ("method", "price", "Priced.price", 12, 12),
+            ("class", "Order", "Order", 15, 23),
+            ("field", "count", "Order.count", 17, 17),
+            ("method", "price", "Order.price", 19, 22),
+            ("function", "make_order", "make_order", 25, 28),
+        ],
+        [
+            ("Shop\\Money\\Currency", (), 5, "use"),
+            ("Shop\\Money\\Price", (), 5, "use"),
+            ("Shop\\Util\\format", (), 6, "function"),
+            ("./helpers.php", (), 8, "include"),
+        ],
+        None,
+        id="php",
     ),
 ]
 
@@ -488,7 +710,7 @@ def test_recovered_definitions_without_a_name_are_dropped() -> None:
     assert all(s.name for s in symbols), symbols
 
 
-@pytest.mark.parametrize("language", ["ruby", "c", "other", "markdown"])
+@pytest.mark.parametrize("language", ["sql", "yaml", "other", "markdown"])
 def test_unparsed_languages_give_nothing(language: str) -> None:
     assert extract(language, b"def f\nend\nclass A; end\n") == Extraction()
 

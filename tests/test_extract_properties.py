@@ -66,6 +66,31 @@ FRAGMENTS: dict[str, list[str]] = {
         "class A { void m() {} }\n", "interface I { int n(); }\n", "public ", "static ",
         "class B { class C { void k() {} } }\n", "@Override\n", "enum E { X }\n", "record R() {}\n",
     ],
+    "c": [
+        '#include "a.h"\n', "#include <b/c.h>\n", "#define M(x) (x)\n", "#define N 1\n",
+        "int f(int a) { return a; }\n", "static char *g(void) {}\n", "struct S { int a; };\n",
+        "typedef struct T { int b; } T;\n", "enum E { A };\n", "int p(int);\n", "#ifdef X\n",
+    ],
+    "cpp": [
+        '#include "a.hpp"\n', "namespace n {\n", "class C : public B {\n public:\n",
+        "void C::m() const {}\n", "~C() {}\n", "template <typename T>\n", "auto f() -> int;\n",
+        "C& operator=(const C&) = default;\n", "using A = int;\n", "struct S { int f() {} };\n",
+    ],
+    "csharp": [
+        "using A.B;\n", "using static C.D;\n", "using E = F.G;\n", "global using H;\n",
+        "namespace N.M;\n", "namespace O { ", "class A { void M() {} }\n", "interface I { }\n",
+        "public int P { get; set; }\n", "record R(int X);\n", "[Fact]\n", "=> x;\n",
+    ],
+    "ruby": [
+        "require 'a/b'\n", 'require_relative "c"\n', "module M\n", "class A < B\n",
+        "def m(x)\n", "def self.n\n", "end\n", "alias x y\n", "autoload :X, 'x'\n",
+        '"#{a}"', "do |x|\n", "class << self\n", "class C\n  def k; end\nend\n",
+    ],
+    "php": [
+        "<?php\n", "namespace A\\B;\n", "use C\\D;\n", "use E\\{F, G as H};\n",
+        "require __DIR__ . '/x.php';\n", "include 'y.php';\n", "class K { function m() {} }\n",
+        "interface I { }\n", "trait T { }\n", "enum E { case A; }\n", "function f() {}\n", "$x",
+    ],
 }  # fmt: skip
 
 
@@ -145,6 +170,11 @@ SAMPLE_PATHS = {
     "go": "cmd/main.go",
     "rust": "src/lib.rs",
     "java": "src/main/java/a/A.java",
+    "c": "src/main.c",
+    "cpp": "src/main.cpp",
+    "csharp": "src/App/Program.cs",
+    "ruby": "lib/app.rb",
+    "php": "src/App.php",
 }
 
 

@@ -29,11 +29,16 @@ from typing import Final, TypeVar
 
 from excerpt.index.lang import unparsed
 from excerpt.index.lang.base import Language, ManifestReader, TestPaths
+from excerpt.index.lang.c import C
+from excerpt.index.lang.cpp import CPP
+from excerpt.index.lang.csharp import CSHARP
 from excerpt.index.lang.go import GO
 from excerpt.index.lang.grammar import Grammar, load_grammar
 from excerpt.index.lang.java import JAVA
 from excerpt.index.lang.javascript import JAVASCRIPT, TSX, TYPESCRIPT
+from excerpt.index.lang.php import PHP
 from excerpt.index.lang.python import PYTHON
+from excerpt.index.lang.ruby import RUBY
 from excerpt.index.lang.rust import RUST
 
 __all__ = [
@@ -49,7 +54,10 @@ __all__ = [
     "rules_for_tests",
 ]
 
-LANGUAGES: Final[tuple[Language, ...]] = (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA)
+LANGUAGES: Final[tuple[Language, ...]] = (
+    PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
+    C, CPP, CSHARP, RUBY, PHP,
+)  # fmt: skip
 PARSED_LANGUAGES: Final = tuple(lang.name for lang in LANGUAGES)
 
 _V = TypeVar("_V")

@@ -209,6 +209,152 @@ JAVA = src(
     """
 )
 
+KOTLIN = src(
+    """
+    package com.shop.cart
+
+    import com.shop.model.Item
+    import com.shop.util.*
+    import kotlin.math.max as biggest
+
+    class Cart(val owner: String) {
+        fun total(): Long = 0
+
+        companion object {
+            fun empty(): Cart = Cart("")
+        }
+    }
+
+    interface Priced {
+        fun price(): Long
+    }
+
+    object Registry {
+        fun register(cart: Cart) {}
+    }
+
+    fun Cart.describe(): String = owner
+
+    typealias Carts = List<Cart>
+    """
+)
+
+SWIFT = src(
+    """
+    import Foundation
+    @testable import Shop
+    import struct Money.Cents
+
+    public struct Cart {
+        var items: [Int] = []
+
+        init(items: [Int]) {
+            self.items = items
+        }
+
+        public func total() -> Int {
+            items.reduce(0, +)
+        }
+    }
+
+    extension Cart: CustomStringConvertible {
+        func describe() -> String { "cart" }
+    }
+
+    protocol Priced {
+        func price() -> Int
+    }
+
+    enum Kind {
+        case a
+        func label() -> String { "a" }
+    }
+
+    typealias Carts = [Cart]
+
+    func checkout(_ cart: Cart) -> Int { cart.total() }
+    """
+)
+
+SCALA = src(
+    """
+    package com.shop
+    package cart
+
+    import com.shop.model.Item
+    import model.{Price, Tax => T}
+    import com.shop.util._, java.io.File
+
+    trait Priced {
+      def price: Long
+    }
+
+    final case class Cart(items: List[Item]) extends Priced {
+      def price: Long = {
+        val sum = items.size
+        sum.toLong
+      }
+    }
+
+    object Cart {
+      def empty: Cart = Cart(Nil)
+    }
+
+    enum Kind:
+      case A, B
+
+    type Carts = List[Cart]
+    """
+)
+
+LUA = src(
+    """
+    local util = require("shop.util")
+    local config = require "shop.config"
+    local ok, icons = pcall(require, "nvim-web-devicons")
+
+    local M = {}
+
+    function M.total(items)
+      local function add(a, b)
+        return a + b
+      end
+      return util.fold(items, add)
+    end
+
+    function M:describe()
+      return "cart"
+    end
+
+    M.empty = function()
+      return {}
+    end
+
+    local handlers = {
+      on_add = function(item) end,
+    }
+
+    return M
+    """
+)
+
+SHELL = src(
+    """
+    #!/usr/bin/env bash
+    source ./lib/util.sh
+    . "$DIR/helpers.bash"
+    source "$(dirname "$0")/common.sh"
+
+    total() {
+      echo "$1"
+    }
+
+    function cleanup {
+      rm -f "$TMP"
+    }
+    """
+)
+
 CASES = [
     pytest.param(
         "python",
@@ -323,6 +469,28 @@ CASES = [
         ],
         "com.shop.orders",
         id="java",
+    ),
+    pytest.param(
+        "kotlin",
+        KOTLIN,
+        [
+            ("class", "Cart", "Cart", 7, 13),
+            ("method", "total", "Cart.total", 8, 8),
+            ("method", "empty", "Cart.empty", 11, 11),  # a companion's members: the class's
+            ("interface", "Priced", "Priced", 15, 17),
+            ("method", "price", "Priced.price", 16, 16),
+            ("class", "Registry", "Registry", 19, 21),
+            ("method", "register", "Registry.register", 20, 20),
+            ("function", "describe", "describe", 23, 23),
+            ("type", "Carts", "Carts", 25, 25),
+        ],
+        [
+            ("com.shop.model.Item", (), 3, "import"),
+            ("com.shop.util", ("*",), 4, "import"),
+            ("kotlin.math.max", (), 5, "import"),
+        ],
+        "com.shop.cart",
+        id="kotlin",
     ),
 ]
 

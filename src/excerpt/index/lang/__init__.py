@@ -33,6 +33,7 @@ from excerpt.index.lang.go import GO
 from excerpt.index.lang.grammar import Grammar, load_grammar
 from excerpt.index.lang.java import JAVA
 from excerpt.index.lang.javascript import JAVASCRIPT, TSX, TYPESCRIPT
+from excerpt.index.lang.kotlin import KOTLIN
 from excerpt.index.lang.python import PYTHON
 from excerpt.index.lang.rust import RUST
 
@@ -49,7 +50,16 @@ __all__ = [
     "rules_for_tests",
 ]
 
-LANGUAGES: Final[tuple[Language, ...]] = (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA)
+LANGUAGES: Final[tuple[Language, ...]] = (
+    PYTHON,
+    JAVASCRIPT,
+    TYPESCRIPT,
+    TSX,
+    GO,
+    RUST,
+    JAVA,
+    KOTLIN,
+)
 PARSED_LANGUAGES: Final = tuple(lang.name for lang in LANGUAGES)
 
 _V = TypeVar("_V")

@@ -1,0 +1,191 @@
+"""Kotlin, Swift, Scala, Lua and shell, each on a small repository built at test time and
+indexed for real: definitions with kinds and spans, imports resolved to files, tests tied to
+their subjects, and a pack for a task naming a function led by that function's file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from textwrap import dedent
+from typing import Any
+
+import pytest
+
+from excerpt.index.build import index_repository
+from excerpt.index.lang import is_test_path, language_of
+from excerpt.index.store import IndexStore
+from excerpt.pack import PackRequest
+from excerpt.pipeline import build_pack
+
+SymbolRow = tuple[str, str, str, int, int]  # path, kind, qualname, start, end
+EdgeRow = tuple[str, str, str, str]  # src, dst, kind, evidence
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Case:
+    language: str
+    files: Mapping[str, str]
+    symbols: frozenset[SymbolRow]  # each is stored
+    edges: frozenset[EdgeRow]  # exactly the stored edges
+    tests: frozenset[str]  # exactly the files that are tests
+    task: str
+    first: str  # the file a pack for ``task`` leads with
+
+
+def imports(src: str, dst: str) -> EdgeRow:
+    return (src, dst, "imports", "import")
+
+
+def covers(test: str, subject: str, evidence: str) -> EdgeRow:
+    return (test, subject, "tests", evidence)
+
+
+def tree(files: Mapping[str, str]) -> dict[str, str]:
+    return {path: dedent(text).lstrip("\n") for path, text in files.items()}
+
+
+# -- Kotlin: Gradle layout, imports through package headers ------------------------------------
+
+KT = "src/main/kotlin/com/acme/shop/"
+KOTLIN = Case(
+    language="kotlin",
+    files=tree(
+        {
+            "build.gradle.kts": 'plugins { kotlin("jvm") }\n',
+            KT + "Cart.kt": """
+                package com.acme.shop
+
+                import com.acme.shop.model.Item
+                import com.acme.shop.util.*
+
+                class Cart {
+                    private val items = mutableListOf<Item>()
+
+                    fun add(item: Item) {
+                        items += item
+                    }
+
+                    fun totalCents(): Long = audit(items.sumOf { it.cents })
+
+                    companion object {
+                        fun empty(): Cart = Cart()
+                    }
+                }
+                """,
+            KT + "model/Item.kt": """
+                package com.acme.shop.model
+
+                data class Item(val name: String, val cents: Long)
+
+                interface Priced {
+                    fun price(): Long
+                }
+
+                typealias Items = List<Item>
+                """,
+            KT + "util/Audit.kt": """
+                package com.acme.shop.util
+
+                fun audit(total: Long): Long = total
+
+                object Ledger {
+                    fun record(total: Long) {}
+                }
+                """,
+            "src/test/kotlin/com/acme/shop/CartTest.kt": """
+                package com.acme.shop
+
+                import com.acme.shop.model.Item
+                import kotlin.test.Test
+
+                class CartTest {
+                    @Test
+                    fun addsUp() {
+                        Cart().add(Item("tea", 3))
+                    }
+                }
+                """,
+        }
+    ),
+    symbols=frozenset(
+        {
+            (KT + "Cart.kt", "class", "Cart", 6, 18),
+            (KT + "Cart.kt", "method", "Cart.add", 9, 11),
+            (KT + "Cart.kt", "method", "Cart.totalCents", 13, 13),
+            (KT + "Cart.kt", "method", "Cart.empty", 16, 16),
+            (KT + "model/Item.kt", "class", "Item", 3, 3),
+            (KT + "model/Item.kt", "interface", "Priced", 5, 7),
+            (KT + "model/Item.kt", "method", "Priced.price", 6, 6),
+            (KT + "model/Item.kt", "type", "Items", 9, 9),
+            (KT + "util/Audit.kt", "function", "audit", 3, 3),
+            (KT + "util/Audit.kt", "class", "Ledger", 5, 7),
+            (KT + "util/Audit.kt", "method", "Ledger.record", 6, 6),
+        }
+    ),
+    edges=frozenset(
+        {
+            imports(KT + "Cart.kt", KT + "model/Item.kt"),
+            imports(KT + "Cart.kt", KT + "util/Audit.kt"),  # the package's single file
+            imports("src/test/kotlin/com/acme/shop/CartTest.kt", KT + "model/Item.kt"),
+            covers("src/test/kotlin/com/acme/shop/CartTest.kt", KT + "model/Item.kt", "import"),
+            covers("src/test/kotlin/com/acme/shop/CartTest.kt", KT + "Cart.kt", "name"),
+        }
+    ),
+    tests=frozenset({"src/test/kotlin/com/acme/shop/CartTest.kt"}),
+    task="totalCents is wrong for an empty cart",
+    first=KT + "Cart.kt",
+)
+
+ALL = [KOTLIN]
+CASES = [pytest.param(case, id=case.language) for case in ALL]
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path, Any]]:
+    """Each case's repository, cache directory and store snapshot, indexed once."""
+    out: dict[str, tuple[Path, Path, Any]] = {}
+    for case in ALL:
+        root = tmp_path_factory.mktemp(case.language)
+        repo, cache = root / "repo", root / "cache"
+        for path, text in case.files.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(text, encoding="utf-8")
+        report = index_repository(repo, cache_dir=cache)
+        assert report.cache_dir is not None
+        with IndexStore.open(report.cache_dir) as store:
+            out[case.language] = (repo, cache, store.snapshot())
+    return out
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_definitions_have_kinds_qualnames_and_spans(
+    case: Case, indexed: dict[str, tuple[Path, Path, Any]]
+) -> None:
+    snap = indexed[case.language][2]
+    stored = {(path, kind, qual, start, end) for path, kind, _, qual, start, end in snap["symbols"]}
+    assert case.symbols <= stored, sorted(case.symbols - stored)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_imports_resolve_to_files_and_tests_to_subjects(
+    case: Case, indexed: dict[str, tuple[Path, Path, Any]]
+) -> None:
+    snap = indexed[case.language][2]
+    assert {tuple(e) for e in snap["edges"]} == case.edges
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_test_files_follow_the_ecosystem_layout(case: Case) -> None:
+    assert {language_of(p) for p in case.files} == {case.language}
+    assert {p for p in case.files if is_test_path(p)} == case.tests
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_pack_for_a_named_function_leads_with_its_file(
+    case: Case, indexed: dict[str, tuple[Path, Path, Any]]
+) -> None:
+    repo, cache, _ = indexed[case.language]
+    pack = build_pack(PackRequest(repo=repo, task=case.task, budget=8_000, cache_dir=cache))
+    assert pack.to_dict()["items"][0]["path"] == case.first

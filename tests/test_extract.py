@@ -492,6 +492,29 @@ CASES = [
         "com.shop.cart",
         id="kotlin",
     ),
+    pytest.param(
+        "swift",
+        SWIFT,
+        [
+            ("class", "Cart", "Cart", 5, 15),
+            ("method", "init", "Cart.init", 8, 10),
+            ("method", "total", "Cart.total", 12, 14),
+            ("method", "describe", "Cart.describe", 18, 18),  # an extension: its type's
+            ("interface", "Priced", "Priced", 21, 23),
+            ("method", "price", "Priced.price", 22, 22),
+            ("class", "Kind", "Kind", 25, 28),
+            ("method", "label", "Kind.label", 27, 27),
+            ("type", "Carts", "Carts", 30, 30),
+            ("function", "checkout", "checkout", 32, 32),
+        ],
+        [
+            ("Foundation", (), 1, "import"),
+            ("Shop", (), 2, "import"),
+            ("Money", ("Cents",), 3, "import"),
+        ],
+        None,
+        id="swift",
+    ),
 ]
 
 

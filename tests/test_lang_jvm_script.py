@@ -138,7 +138,85 @@ KOTLIN = Case(
     first=KT + "Cart.kt",
 )
 
-ALL = [KOTLIN]
+# -- Swift: a SwiftPM package, ``import X`` is the module Sources/X/ ---------------------------
+
+SWIFT = Case(
+    language="swift",
+    files=tree(
+        {
+            "Package.swift": """
+                // swift-tools-version:5.9
+                import PackageDescription
+
+                let package = Package(name: "Shop")
+                """,
+            "Sources/Shop/Cart.swift": """
+                public struct Cart {
+                    var items: [Item] = []
+
+                    public mutating func add(_ item: Item) {
+                        items.append(item)
+                    }
+
+                    public func totalCents() -> Int {
+                        items.reduce(0) { $0 + $1.cents }
+                    }
+                }
+
+                extension Cart {
+                    func isEmpty() -> Bool { items.isEmpty }
+                }
+                """,
+            "Sources/Shop/Item.swift": """
+                public struct Item {
+                    let cents: Int
+                }
+                """,
+            "Sources/ShopCLI/main.swift": """
+                import Shop
+
+                print(Cart().totalCents())
+                """,
+            "Tests/ShopTests/CartTests.swift": """
+                import XCTest
+                @testable import Shop
+
+                final class CartTests: XCTestCase {
+                    func testTotal() {
+                        XCTAssertEqual(Cart().totalCents(), 0)
+                    }
+                }
+                """,
+        }
+    ),
+    symbols=frozenset(
+        {
+            ("Sources/Shop/Cart.swift", "class", "Cart", 1, 11),
+            ("Sources/Shop/Cart.swift", "method", "Cart.add", 4, 6),
+            ("Sources/Shop/Cart.swift", "method", "Cart.totalCents", 8, 10),
+            ("Sources/Shop/Cart.swift", "method", "Cart.isEmpty", 14, 14),
+            ("Sources/Shop/Item.swift", "class", "Item", 1, 3),
+            ("Tests/ShopTests/CartTests.swift", "class", "CartTests", 4, 8),
+            ("Tests/ShopTests/CartTests.swift", "method", "CartTests.testTotal", 5, 7),
+        }
+    ),
+    edges=frozenset(
+        {
+            imports("Sources/ShopCLI/main.swift", "Sources/Shop/Cart.swift"),
+            imports("Sources/ShopCLI/main.swift", "Sources/Shop/Item.swift"),
+            imports("Tests/ShopTests/CartTests.swift", "Sources/Shop/Cart.swift"),
+            imports("Tests/ShopTests/CartTests.swift", "Sources/Shop/Item.swift"),
+            covers("Tests/ShopTests/CartTests.swift", "Sources/Shop/Cart.swift", "import"),
+            covers("Tests/ShopTests/CartTests.swift", "Sources/Shop/Item.swift", "import"),
+            covers("Tests/ShopTests/CartTests.swift", "Sources/Shop/Cart.swift", "name"),
+        }
+    ),
+    tests=frozenset({"Tests/ShopTests/CartTests.swift"}),
+    task="totalCents ignores the last item",
+    first="Sources/Shop/Cart.swift",
+)
+
+ALL = [KOTLIN, SWIFT]
 CASES = [pytest.param(case, id=case.language) for case in ALL]
 
 

@@ -36,6 +36,7 @@ from excerpt.index.lang.javascript import JAVASCRIPT, TSX, TYPESCRIPT
 from excerpt.index.lang.kotlin import KOTLIN
 from excerpt.index.lang.python import PYTHON
 from excerpt.index.lang.rust import RUST
+from excerpt.index.lang.swift import SWIFT
 
 __all__ = [
     "LANGUAGES",
@@ -59,6 +60,7 @@ LANGUAGES: Final[tuple[Language, ...]] = (
     RUST,
     JAVA,
     KOTLIN,
+    SWIFT,
 )
 PARSED_LANGUAGES: Final = tuple(lang.name for lang in LANGUAGES)
 

@@ -515,6 +515,28 @@ CASES = [
         None,
         id="swift",
     ),
+    pytest.param(
+        "scala",
+        SCALA,
+        [
+            ("interface", "Priced", "Priced", 8, 10),
+            ("method", "price", "Priced.price", 9, 9),
+            ("class", "Cart", "Cart", 12, 17),
+            ("method", "price", "Cart.price", 13, 16),  # its local val is no definition
+            ("class", "Cart", "Cart", 19, 21),
+            ("method", "empty", "Cart.empty", 20, 20),
+            ("class", "Kind", "Kind", 23, 25),
+            ("type", "Carts", "Carts", 26, 26),
+        ],
+        [
+            ("com.shop.model.Item", (), 4, "import"),
+            ("model", ("Price", "Tax"), 5, "import"),
+            ("com.shop.util", ("*",), 6, "import"),
+            ("java.io.File", (), 6, "import"),
+        ],
+        "com.shop.cart",  # chained package clauses
+        id="scala",
+    ),
 ]
 
 

@@ -216,7 +216,83 @@ SWIFT = Case(
     first="Sources/Shop/Cart.swift",
 )
 
-ALL = [KOTLIN, SWIFT]
+# -- Scala: sbt layout, absolute and package-relative imports ---------------------------------
+
+SC = "src/main/scala/com/acme/shop/"
+SCALA = Case(
+    language="scala",
+    files=tree(
+        {
+            SC + "Cart.scala": """
+                package com.acme
+                package shop
+
+                import shop.model.Item
+                import com.acme.shop.util._
+
+                final class Cart(items: List[Item]) {
+                  def totalCents: Long = Audit.log(items.map(_.cents).sum)
+                }
+
+                object Cart {
+                  def empty: Cart = new Cart(Nil)
+                }
+                """,
+            SC + "model/Item.scala": """
+                package com.acme.shop.model
+
+                final case class Item(name: String, cents: Long)
+                """,
+            SC + "util/Audit.scala": """
+                package com.acme.shop.util
+
+                object Audit {
+                  def log(total: Long): Long = total
+                }
+                """,
+            "src/test/scala/com/acme/shop/CartSpec.scala": """
+                package com.acme.shop
+
+                import com.acme.shop.model.{Item => It}
+
+                class CartSpec {
+                  def totals(): Unit = assert(new Cart(List(It("tea", 3))).totalCents == 3)
+                }
+                """,
+            "scripts/report.sc": """
+                def report(): Unit = println("ok")
+                """,
+        }
+    ),
+    symbols=frozenset(
+        {
+            (SC + "Cart.scala", "class", "Cart", 7, 9),
+            (SC + "Cart.scala", "method", "Cart.totalCents", 8, 8),
+            (SC + "Cart.scala", "class", "Cart", 11, 13),
+            (SC + "Cart.scala", "method", "Cart.empty", 12, 12),
+            (SC + "model/Item.scala", "class", "Item", 3, 3),
+            (SC + "util/Audit.scala", "class", "Audit", 3, 5),
+            (SC + "util/Audit.scala", "method", "Audit.log", 4, 4),
+            ("scripts/report.sc", "function", "report", 1, 1),
+        }
+    ),
+    edges=frozenset(
+        {
+            imports(SC + "Cart.scala", SC + "model/Item.scala"),  # relative to com.acme
+            imports(SC + "Cart.scala", SC + "util/Audit.scala"),
+            imports("src/test/scala/com/acme/shop/CartSpec.scala", SC + "model/Item.scala"),
+            covers(
+                "src/test/scala/com/acme/shop/CartSpec.scala", SC + "model/Item.scala", "import"
+            ),
+            covers("src/test/scala/com/acme/shop/CartSpec.scala", SC + "Cart.scala", "name"),
+        }
+    ),
+    tests=frozenset({"src/test/scala/com/acme/shop/CartSpec.scala"}),
+    task="totalCents overflows for a large cart",
+    first=SC + "Cart.scala",
+)
+
+ALL = [KOTLIN, SWIFT, SCALA]
 CASES = [pytest.param(case, id=case.language) for case in ALL]
 
 

@@ -36,6 +36,7 @@ from excerpt.index.lang.javascript import JAVASCRIPT, TSX, TYPESCRIPT
 from excerpt.index.lang.kotlin import KOTLIN
 from excerpt.index.lang.python import PYTHON
 from excerpt.index.lang.rust import RUST
+from excerpt.index.lang.scala import SCALA
 from excerpt.index.lang.swift import SWIFT
 
 __all__ = [
@@ -61,6 +62,7 @@ LANGUAGES: Final[tuple[Language, ...]] = (
     JAVA,
     KOTLIN,
     SWIFT,
+    SCALA,
 )
 PARSED_LANGUAGES: Final = tuple(lang.name for lang in LANGUAGES)
 

@@ -537,6 +537,24 @@ CASES = [
         "com.shop.cart",  # chained package clauses
         id="scala",
     ),
+    pytest.param(
+        "lua",
+        LUA,
+        [
+            ("function", "total", "M.total", 7, 12),
+            ("function", "add", "M.total.add", 8, 10),
+            ("method", "describe", "M.describe", 14, 16),
+            ("function", "empty", "M.empty", 18, 20),
+            ("function", "on_add", "on_add", 23, 23),  # the field, not the whole table
+        ],
+        [
+            ("shop.util", (), 1, "import"),
+            ("shop.config", (), 2, "import"),
+            ("nvim-web-devicons", (), 3, "import"),
+        ],
+        None,
+        id="lua",
+    ),
 ]
 
 

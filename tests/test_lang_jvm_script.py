@@ -292,7 +292,85 @@ SCALA = Case(
     first=SC + "Cart.scala",
 )
 
-ALL = [KOTLIN, SWIFT, SCALA]
+# -- Lua: a Neovim plugin, require() searched from lua/ ----------------------------------------
+
+LUA = Case(
+    language="lua",
+    files=tree(
+        {
+            "lua/shop/init.lua": """
+                local cart = require("shop.cart")
+
+                local M = {}
+
+                function M.setup(opts)
+                  M.cart = cart.new(opts)
+                end
+
+                return M
+                """,
+            "lua/shop/cart.lua": """
+                local util = require "shop.util"
+
+                local M = {}
+
+                function M.total_cents(items)
+                  return util.sum(items)
+                end
+
+                function M:add(item)
+                  table.insert(self, item)
+                end
+
+                return M
+                """,
+            "lua/shop/util.lua": """
+                local M = {}
+
+                M.sum = function(items)
+                  return #items
+                end
+
+                return M
+                """,
+            "plugin/shop.lua": """
+                require("shop").setup({})
+                """,
+            "spec/shop/cart_spec.lua": """
+                local cart = require("shop.cart")
+
+                describe("cart", function()
+                  it("totals", function()
+                    assert.equals(0, cart.total_cents({}))
+                  end)
+                end)
+                """,
+        }
+    ),
+    symbols=frozenset(
+        {
+            ("lua/shop/init.lua", "function", "M.setup", 5, 7),
+            ("lua/shop/cart.lua", "function", "M.total_cents", 5, 7),
+            ("lua/shop/cart.lua", "method", "M.add", 9, 11),
+            ("lua/shop/util.lua", "function", "M.sum", 3, 5),
+        }
+    ),
+    edges=frozenset(
+        {
+            imports("lua/shop/init.lua", "lua/shop/cart.lua"),
+            imports("lua/shop/cart.lua", "lua/shop/util.lua"),
+            imports("plugin/shop.lua", "lua/shop/init.lua"),
+            imports("spec/shop/cart_spec.lua", "lua/shop/cart.lua"),
+            covers("spec/shop/cart_spec.lua", "lua/shop/cart.lua", "import"),
+            covers("spec/shop/cart_spec.lua", "lua/shop/cart.lua", "name"),
+        }
+    ),
+    tests=frozenset({"spec/shop/cart_spec.lua"}),
+    task="total_cents returns the item count",
+    first="lua/shop/cart.lua",
+)
+
+ALL = [KOTLIN, SWIFT, SCALA, LUA]
 CASES = [pytest.param(case, id=case.language) for case in ALL]
 
 

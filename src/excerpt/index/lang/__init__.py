@@ -34,6 +34,7 @@ from excerpt.index.lang.grammar import Grammar, load_grammar
 from excerpt.index.lang.java import JAVA
 from excerpt.index.lang.javascript import JAVASCRIPT, TSX, TYPESCRIPT
 from excerpt.index.lang.kotlin import KOTLIN
+from excerpt.index.lang.lua import LUA
 from excerpt.index.lang.python import PYTHON
 from excerpt.index.lang.rust import RUST
 from excerpt.index.lang.scala import SCALA
@@ -63,6 +64,7 @@ LANGUAGES: Final[tuple[Language, ...]] = (
     KOTLIN,
     SWIFT,
     SCALA,
+    LUA,
 )
 PARSED_LANGUAGES: Final = tuple(lang.name for lang in LANGUAGES)
 

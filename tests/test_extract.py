@@ -555,6 +555,18 @@ CASES = [
         None,
         id="lua",
     ),
+    pytest.param(
+        "shell",
+        SHELL,
+        [("function", "total", "total", 6, 8), ("function", "cleanup", "cleanup", 10, 12)],
+        [
+            ("./lib/util.sh", (), 2, "import"),
+            ("$DIR/helpers.bash", (), 3, "import"),
+            ('$(dirname "$0")/common.sh', (), 4, "import"),
+        ],
+        None,
+        id="shell",
+    ),
 ]
 
 

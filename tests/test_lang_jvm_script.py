@@ -370,7 +370,76 @@ LUA = Case(
     first="lua/shop/cart.lua",
 )
 
-ALL = [KOTLIN, SWIFT, SCALA, LUA]
+# -- shell: source with a literal path, Bats tests -------------------------------------------
+
+SHELL = Case(
+    language="shell",
+    files=tree(
+        {
+            "bin/shop.sh": """
+                #!/usr/bin/env bash
+                DIR="$(cd "$(dirname "$0")" && pwd)"
+                source "$DIR/../lib/cart.sh"
+
+                main() {
+                  cart_total "$@"
+                }
+                """,
+            "lib/cart.sh": """
+                . ./lib/util.sh
+
+                cart_total() {
+                  log_line "$(( $1 + $2 ))"
+                }
+                """,
+            "lib/util.bash": """
+                function log_line {
+                  printf '%s\\n' "$1"
+                }
+                """,
+            "lib/util.sh": """
+                source "${BASH_SOURCE%/*}/util.bash"
+                """,
+            "test/cart.bats": """
+                load test_helper
+
+                @test "totals" {
+                  source "$BATS_TEST_DIRNAME/../lib/cart.sh"
+                  run cart_total 1 2
+                }
+                """,
+            "test/test_helper.bash": """
+                setup() {
+                  export SHOP_HOME="$BATS_TMPDIR"
+                }
+                """,
+        }
+    ),
+    symbols=frozenset(
+        {
+            ("bin/shop.sh", "function", "main", 5, 7),
+            ("lib/cart.sh", "function", "cart_total", 3, 5),
+            ("lib/util.bash", "function", "log_line", 1, 3),
+            ("test/test_helper.bash", "function", "setup", 1, 3),
+        }
+    ),
+    edges=frozenset(
+        {
+            imports("bin/shop.sh", "lib/cart.sh"),  # "$DIR/../…" from the script's directory
+            imports("lib/cart.sh", "lib/util.sh"),  # ./lib/… from the root
+            imports("lib/util.sh", "lib/util.bash"),
+            imports("test/cart.bats", "test/test_helper.bash"),  # bats ``load``
+            imports("test/cart.bats", "lib/cart.sh"),
+            covers("test/cart.bats", "lib/cart.sh", "import"),
+            covers("test/cart.bats", "lib/cart.sh", "name"),
+        }
+    ),
+    tests=frozenset({"test/cart.bats", "test/test_helper.bash"}),
+    task="cart_total adds the wrong numbers",
+    first="lib/cart.sh",
+)
+
+ALL = [KOTLIN, SWIFT, SCALA, LUA, SHELL]
 CASES = [pytest.param(case, id=case.language) for case in ALL]
 
 

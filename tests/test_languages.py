@@ -99,7 +99,7 @@ def test_the_scan_finds_a_language_branch(tmp_path: Path) -> None:
 def test_parsed_languages_are_the_registry_in_order() -> None:
     assert PARSED_LANGUAGES == (
         "python", "javascript", "typescript", "tsx", "go", "rust", "java",
-        "kotlin", "swift", "scala", "lua",
+        "kotlin", "swift", "scala", "lua", "shell",
     )  # fmt: skip
     assert all(
         by_name(name) is lang for name, lang in zip(PARSED_LANGUAGES, LANGUAGES, strict=True)

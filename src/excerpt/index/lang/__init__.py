@@ -38,6 +38,7 @@ from excerpt.index.lang.lua import LUA
 from excerpt.index.lang.python import PYTHON
 from excerpt.index.lang.rust import RUST
 from excerpt.index.lang.scala import SCALA
+from excerpt.index.lang.shell import SHELL
 from excerpt.index.lang.swift import SWIFT
 
 __all__ = [
@@ -65,6 +66,7 @@ LANGUAGES: Final[tuple[Language, ...]] = (
     SWIFT,
     SCALA,
     LUA,
+    SHELL,
 )
 PARSED_LANGUAGES: Final = tuple(lang.name for lang in LANGUAGES)
 

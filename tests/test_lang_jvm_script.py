@@ -5,6 +5,7 @@ their subjects, and a pack for a task naming a function led by that function's f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,9 @@ from typing import Any
 import pytest
 
 from excerpt.index.build import index_repository
+from excerpt.index.extract import extract
 from excerpt.index.lang import is_test_path, language_of
+from excerpt.index.lang.shell import SHELL as SHELL_LANGUAGE
 from excerpt.index.store import IndexStore
 from excerpt.pack import PackRequest
 from excerpt.pipeline import build_pack
@@ -380,10 +383,13 @@ SHELL = Case(
                 #!/usr/bin/env bash
                 DIR="$(cd "$(dirname "$0")" && pwd)"
                 source "$DIR/../lib/cart.sh"
-
+                source "$DEPLOY_HOME/lib/env.sh"
                 main() {
                   cart_total "$@"
                 }
+                """,
+            "tools/deploy/lib/env.sh": """
+                export SHOP_ENV=prod
                 """,
             "lib/cart.sh": """
                 . ./lib/util.sh
@@ -426,6 +432,7 @@ SHELL = Case(
     edges=frozenset(
         {
             imports("bin/shop.sh", "lib/cart.sh"),  # "$DIR/../…" from the script's directory
+            imports("bin/shop.sh", "tools/deploy/lib/env.sh"),  # the one path ending so
             imports("lib/cart.sh", "lib/util.sh"),  # ./lib/… from the root
             imports("lib/util.sh", "lib/util.bash"),
             imports("test/cart.bats", "test/test_helper.bash"),  # bats ``load``
@@ -490,3 +497,13 @@ def test_a_pack_for_a_named_function_leads_with_its_file(
     repo, cache, _ = indexed[case.language]
     pack = build_pack(PackRequest(repo=repo, task=case.task, budget=8_000, cache_dir=cache))
     assert pack.to_dict()["items"][0]["path"] == case.first
+
+
+def test_shell_input_the_bash_scanner_misreads_is_rewritten_at_equal_length() -> None:
+    """``{`` then a code point past U+00FF sends tree-sitter-bash's ``isdigit`` out of range."""
+    data = "echo {1..9\u65e5}\n{\U000425dc\nok() { :; }\n".encode()
+    assert SHELL_LANGUAGE.prepare is not None
+    prepared = SHELL_LANGUAGE.prepare(data)
+    assert len(prepared) == len(data)
+    assert not re.search(rb"\{[0-9]*(\.\.[0-9]*)?[\x80-\xff]", prepared)
+    assert [s.qualname for s in extract("shell", data).symbols] == ["ok"]

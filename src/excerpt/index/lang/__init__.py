@@ -10,9 +10,10 @@ To add a language:
    wheel inside the function (so importing the index loads no grammar); its definitions (the
    wheel's ``TAGS_QUERY``, or tags patterns of our own when the wheel ships none); an import
    query whose captures ``import_hooks`` turn into ``Import`` records; the extraction hooks it
-   needs (``wrappers``, ``declarators``, ``container``, ``owner``, ``package_hook``); a
-   ``resolver`` from imports to workspace files, or None where imports do not name files;
-   ``manifests`` it reads; and its ``TestPaths``.
+   needs (``wrappers``, ``declarators``, ``container``, ``owner``, ``package_hook``, and
+   ``prepare`` where the grammar's scanner misreads some input); a ``resolver`` from imports to
+   workspace files, or None where imports do not name files; ``manifests`` it reads; and its
+   ``TestPaths``.
 2. Add it to ``LANGUAGES`` below.
 3. Add its grammar wheel to ``[project] dependencies`` in ``pyproject.toml`` (a pinned range)
    and the wheel's module to the mypy ``ignore_missing_imports`` override there.

@@ -49,30 +49,37 @@ def _definitions() -> tuple[str, ...]:
     return (_DEFINITIONS,)
 
 
-_IMPORTS = """
-        (command name: (command_name (word) @_source) . argument: (_) @source
-            (#match? @_source "^(source|\\\\.)$"))
-        (command name: (command_name (word) @_load) . argument: (_) @load
-            (#eq? @_load "load"))
-    """
+# Commands are told apart in the hook, not by query predicates: a predicate decodes the
+# captured text as UTF-8, and a shell word may be any bytes.
+_IMPORTS = "(command name: (command_name (word)) . argument: (_)) @command"
 
 
-def _source(node: ts.Node) -> list[Import]:
-    spec = node_text(node)
-    if node.type in ("string", "raw_string"):
+def _command(node: ts.Node) -> list[Import]:
+    """``source p`` / ``. p``: the path; Bats ``load helper``: ``helper.bash`` beside it."""
+    name = node.child_by_field_name("name")
+    argument = node.child_by_field_name("argument")
+    command = name.text if name is not None else None
+    if argument is None or command not in (b"source", b".", b"load"):
+        return []
+    spec = node_text(argument)
+    if argument.type in ("string", "raw_string"):
         spec = spec[1:-1]
-    return [Import(module=spec, names=(), line=line_of(node))] if spec else []
+    if command == b"load" and spec and not spec.endswith((".bash", ".sh")):
+        spec += ".bash"
+    return [Import(module=spec, names=(), line=line_of(argument))] if spec else []
 
 
-def _load(node: ts.Node) -> list[Import]:
-    """Bats ``load helper``: ``helper.bash`` beside the test file."""
-    imports = _source(node)
-    return [
-        i
-        if i.module.endswith((".bash", ".sh"))
-        else Import(module=i.module + ".bash", names=(), line=i.line)
-        for i in imports
-    ]
+# tree-sitter-bash (0.23 to 0.25) reads a brace expansion ``{1..9}`` with C ``isdigit`` on
+# the lookahead code point: one past U+00FF after ``{`` (or ``{1..``) indexes far outside
+# the ctype table and may crash the process. Such a character there is rewritten to ``_``
+# bytes, at equal length, before parsing.
+_BRACE_THEN_WIDE = re.compile(rb"(\{[0-9]*(?:\.\.[0-9]*)?)([\x80-\xff]+)")
+
+
+def _prepare(data: bytes) -> bytes:
+    if b"{" not in data:
+        return data
+    return _BRACE_THEN_WIDE.sub(lambda m: m.group(1) + b"_" * len(m.group(2)), data)
 
 
 def _literal_tail(spec: str) -> tuple[str, bool] | None:
@@ -125,7 +132,10 @@ def _resolve(files: set[str], suffixes: dict[str, list[str]], src: str, imp: Imp
         candidate = posixpath.normpath(posixpath.join(base, rel))
         if candidate in files:
             return [candidate]
-    hits = suffixes.get(posixpath.normpath(rel), []) if prefixed else []
+    if not prefixed:
+        return []
+    # the expansion names some directory: a path ending so, when only one does
+    hits = suffixes.get(re.sub(r"^(\.\./)+", "", posixpath.normpath(rel)), [])
     return hits if len(hits) == 1 else []
 
 
@@ -135,7 +145,8 @@ SHELL = Language(
     grammar=_grammar,
     definitions=_definitions,
     imports=_IMPORTS,
-    import_hooks={"source": _source, "load": _load},
+    import_hooks={"command": _command},
+    prepare=_prepare,
     resolver=_resolver,
     tests=TestPaths(
         stem=re.compile(r"^test_|_test$"),

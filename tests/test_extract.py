@@ -338,6 +338,152 @@ PHP = src(
     """
 )
 
+KOTLIN = src(
+    """
+    package com.shop.cart
+
+    import com.shop.model.Item
+    import com.shop.util.*
+    import kotlin.math.max as biggest
+
+    class Cart(val owner: String) {
+        fun total(): Long = 0
+
+        companion object {
+            fun empty(): Cart = Cart("")
+        }
+    }
+
+    interface Priced {
+        fun price(): Long
+    }
+
+    object Registry {
+        fun register(cart: Cart) {}
+    }
+
+    fun Cart.describe(): String = owner
+
+    typealias Carts = List<Cart>
+    """
+)
+
+SWIFT = src(
+    """
+    import Foundation
+    @testable import Shop
+    import struct Money.Cents
+
+    public struct Cart {
+        var items: [Int] = []
+
+        init(items: [Int]) {
+            self.items = items
+        }
+
+        public func total() -> Int {
+            items.reduce(0, +)
+        }
+    }
+
+    extension Cart: CustomStringConvertible {
+        func describe() -> String { "cart" }
+    }
+
+    protocol Priced {
+        func price() -> Int
+    }
+
+    enum Kind {
+        case a
+        func label() -> String { "a" }
+    }
+
+    typealias Carts = [Cart]
+
+    func checkout(_ cart: Cart) -> Int { cart.total() }
+    """
+)
+
+SCALA = src(
+    """
+    package com.shop
+    package cart
+
+    import com.shop.model.Item
+    import model.{Price, Tax => T}
+    import com.shop.util._, java.io.File
+
+    trait Priced {
+      def price: Long
+    }
+
+    final case class Cart(items: List[Item]) extends Priced {
+      def price: Long = {
+        val sum = items.size
+        sum.toLong
+      }
+    }
+
+    object Cart {
+      def empty: Cart = Cart(Nil)
+    }
+
+    enum Kind:
+      case A, B
+
+    type Carts = List[Cart]
+    """
+)
+
+LUA = src(
+    """
+    local util = require("shop.util")
+    local config = require "shop.config"
+    local ok, icons = pcall(require, "nvim-web-devicons")
+
+    local M = {}
+
+    function M.total(items)
+      local function add(a, b)
+        return a + b
+      end
+      return util.fold(items, add)
+    end
+
+    function M:describe()
+      return "cart"
+    end
+
+    M.empty = function()
+      return {}
+    end
+
+    local handlers = {
+      on_add = function(item) end,
+    }
+
+    return M
+    """
+)
+
+SHELL = src(
+    """
+    #!/usr/bin/env bash
+    source ./lib/util.sh
+    . "$DIR/helpers.bash"
+    source "$(dirname "$0")/common.sh"
+
+    total() {
+      echo "$1"
+    }
+
+    function cleanup {
+      rm -f "$TMP"
+    }
+    """
+)
+
 
 CASES = [
     pytest.param(
@@ -545,6 +691,103 @@ CASES = [
         ],
         None,
         id="php",
+    ),
+    pytest.param(
+        "kotlin",
+        KOTLIN,
+        [
+            ("class", "Cart", "Cart", 7, 13),
+            ("method", "total", "Cart.total", 8, 8),
+            ("method", "empty", "Cart.empty", 11, 11),  # a companion's members: the class's
+            ("interface", "Priced", "Priced", 15, 17),
+            ("method", "price", "Priced.price", 16, 16),
+            ("class", "Registry", "Registry", 19, 21),
+            ("method", "register", "Registry.register", 20, 20),
+            ("function", "describe", "describe", 23, 23),
+            ("type", "Carts", "Carts", 25, 25),
+        ],
+        [
+            ("com.shop.model.Item", (), 3, "import"),
+            ("com.shop.util", ("*",), 4, "import"),
+            ("kotlin.math.max", (), 5, "import"),
+        ],
+        "com.shop.cart",
+        id="kotlin",
+    ),
+    pytest.param(
+        "swift",
+        SWIFT,
+        [
+            ("class", "Cart", "Cart", 5, 15),
+            ("method", "init", "Cart.init", 8, 10),
+            ("method", "total", "Cart.total", 12, 14),
+            ("method", "describe", "Cart.describe", 18, 18),  # an extension: its type's
+            ("interface", "Priced", "Priced", 21, 23),
+            ("method", "price", "Priced.price", 22, 22),
+            ("class", "Kind", "Kind", 25, 28),
+            ("method", "label", "Kind.label", 27, 27),
+            ("type", "Carts", "Carts", 30, 30),
+            ("function", "checkout", "checkout", 32, 32),
+        ],
+        [
+            ("Foundation", (), 1, "import"),
+            ("Shop", (), 2, "import"),
+            ("Money", ("Cents",), 3, "import"),
+        ],
+        None,
+        id="swift",
+    ),
+    pytest.param(
+        "scala",
+        SCALA,
+        [
+            ("interface", "Priced", "Priced", 8, 10),
+            ("method", "price", "Priced.price", 9, 9),
+            ("class", "Cart", "Cart", 12, 17),
+            ("method", "price", "Cart.price", 13, 16),  # its local val is no definition
+            ("class", "Cart", "Cart", 19, 21),
+            ("method", "empty", "Cart.empty", 20, 20),
+            ("class", "Kind", "Kind", 23, 25),
+            ("type", "Carts", "Carts", 26, 26),
+        ],
+        [
+            ("com.shop.model.Item", (), 4, "import"),
+            ("model", ("Price", "Tax"), 5, "import"),
+            ("com.shop.util", ("*",), 6, "import"),
+            ("java.io.File", (), 6, "import"),
+        ],
+        "com.shop.cart",  # chained package clauses
+        id="scala",
+    ),
+    pytest.param(
+        "lua",
+        LUA,
+        [
+            ("function", "total", "M.total", 7, 12),
+            ("function", "add", "M.total.add", 8, 10),
+            ("method", "describe", "M.describe", 14, 16),
+            ("function", "empty", "M.empty", 18, 20),
+            ("function", "on_add", "on_add", 23, 23),  # the field, not the whole table
+        ],
+        [
+            ("shop.util", (), 1, "import"),
+            ("shop.config", (), 2, "import"),
+            ("nvim-web-devicons", (), 3, "import"),
+        ],
+        None,
+        id="lua",
+    ),
+    pytest.param(
+        "shell",
+        SHELL,
+        [("function", "total", "total", 6, 8), ("function", "cleanup", "cleanup", 10, 12)],
+        [
+            ("./lib/util.sh", (), 2, "import"),
+            ("$DIR/helpers.bash", (), 3, "import"),
+            ('$(dirname "$0")/common.sh', (), 4, "import"),
+        ],
+        None,
+        id="shell",
     ),
 ]
 

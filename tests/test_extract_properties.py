@@ -91,6 +91,30 @@ FRAGMENTS: dict[str, list[str]] = {
         "require __DIR__ . '/x.php';\n", "include 'y.php';\n", "class K { function m() {} }\n",
         "interface I { }\n", "trait T { }\n", "enum E { case A; }\n", "function f() {}\n", "$x",
     ],
+    "kotlin": [
+        "package a.b\n", "import c.d.E\n", "import f.g.*\n", "class A {\n    fun m() {}\n}\n",
+        "interface I {\n    fun n(): Int\n}\n", "object O {\n    fun k() = 1\n}\n",
+        "companion object {\n", "fun T.ext() {}\n", "typealias T = Int\n", "data ", "val ",
+    ],
+    "swift": [
+        "import Foundation\n", "@testable import M\n", "struct S {\n    func m() {}\n}\n",
+        "class C { init() {} }\n", "extension S {\n    func e() {}\n}\n", "protocol P {\n",
+        "func f() -> Int { 0 }\n", "enum E { case a }\n", "typealias T = Int\n", "let ",
+    ],
+    "scala": [
+        "package a.b\n", "import c.d.E\n", "import f.{G, H => I}\n", "import j._\n",
+        "object O {\n  def m = 1\n}\n", "class C {\n  def n(): Int = 0\n}\n", "trait T\n",
+        "enum E:\n  case A\n", "case ", "given ", "type T = Int\n", "val ",
+    ],
+    "lua": [
+        'local m = require("a.b")\n', "require 'c'\n", "local M = {}\n", "function M.f() end\n",
+        "function M:g() end\n", "local function h() end\n", "M.k = function() end\n",
+        "{ x = function() end }\n", "return M\n", "end\n", "local ",
+    ],
+    "shell": [
+        "source ./a.sh\n", '. "$DIR/b.sh"\n', "load helper\n", "f() {\n  g() { :; }\n}\n",
+        "function h {\n  :\n}\n", "{1..9}", "${x}", "$(cmd)", "<<EOF\n", "EOF\n", "do\n", "fi\n",
+    ],
 }  # fmt: skip
 
 
@@ -175,6 +199,11 @@ SAMPLE_PATHS = {
     "csharp": "src/App/Program.cs",
     "ruby": "lib/app.rb",
     "php": "src/App.php",
+    "kotlin": "src/main/kotlin/a/A.kt",
+    "swift": "Sources/A/A.swift",
+    "scala": "src/main/scala/a/A.scala",
+    "lua": "lua/a/init.lua",
+    "shell": "bin/run.sh",
 }
 
 

@@ -100,6 +100,7 @@ def test_parsed_languages_are_the_registry_in_order() -> None:
     assert PARSED_LANGUAGES == (
         "python", "javascript", "typescript", "tsx", "go", "rust", "java",
         "c", "cpp", "csharp", "ruby", "php",
+        "kotlin", "swift", "scala", "lua", "shell",
     )  # fmt: skip
     assert all(
         by_name(name) is lang for name, lang in zip(PARSED_LANGUAGES, LANGUAGES, strict=True)

@@ -52,7 +52,7 @@ def extract(language: str, data: bytes) -> Extraction:
     if lang is None or not data:
         return Extraction()
     g = grammar(language)
-    tree = ts.Parser(g.language).parse(data)
+    tree = ts.Parser(g.language).parse(lang.prepare(data) if lang.prepare else data)
     root = tree.root_node
     definitions: list[dict[str, list[ts.Node]]] = []
     others: list[dict[str, list[ts.Node]]] = []

@@ -10,9 +10,10 @@ To add a language:
    wheel inside the function (so importing the index loads no grammar); its definitions (the
    wheel's ``TAGS_QUERY``, or tags patterns of our own when the wheel ships none); an import
    query whose captures ``import_hooks`` turn into ``Import`` records; the extraction hooks it
-   needs (``wrappers``, ``declarators``, ``container``, ``owner``, ``package_hook``); a
-   ``resolver`` from imports to workspace files, or None where imports do not name files;
-   ``manifests`` it reads; and its ``TestPaths``.
+   needs (``wrappers``, ``declarators``, ``container``, ``owner``, ``package_hook``, and
+   ``prepare`` where the grammar's scanner misreads some input); a ``resolver`` from imports to
+   workspace files, or None where imports do not name files; ``manifests`` it reads; and its
+   ``TestPaths``.
 2. Add it to ``LANGUAGES`` below.
 3. Add its grammar wheel to ``[project] dependencies`` in ``pyproject.toml`` (a pinned range)
    and the wheel's module to the mypy ``ignore_missing_imports`` override there.
@@ -36,10 +37,15 @@ from excerpt.index.lang.go import GO
 from excerpt.index.lang.grammar import Grammar, load_grammar
 from excerpt.index.lang.java import JAVA
 from excerpt.index.lang.javascript import JAVASCRIPT, TSX, TYPESCRIPT
+from excerpt.index.lang.kotlin import KOTLIN
+from excerpt.index.lang.lua import LUA
 from excerpt.index.lang.php import PHP
 from excerpt.index.lang.python import PYTHON
 from excerpt.index.lang.ruby import RUBY
 from excerpt.index.lang.rust import RUST
+from excerpt.index.lang.scala import SCALA
+from excerpt.index.lang.shell import SHELL
+from excerpt.index.lang.swift import SWIFT
 
 __all__ = [
     "LANGUAGES",
@@ -57,6 +63,7 @@ __all__ = [
 LANGUAGES: Final[tuple[Language, ...]] = (
     PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
     C, CPP, CSHARP, RUBY, PHP,
+    KOTLIN, SWIFT, SCALA, LUA, SHELL,
 )  # fmt: skip
 PARSED_LANGUAGES: Final = tuple(lang.name for lang in LANGUAGES)
 

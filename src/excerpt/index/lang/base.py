@@ -184,6 +184,8 @@ class Language:
     declarators: frozenset[str] = frozenset()  # node types whose parent statement is the span
     container: ContainerHook | None = None
     owner: OwnerHook | None = None
+    # rewrites, at equal length (spans hold), input the grammar's own scanner misreads
+    prepare: Callable[[bytes], bytes] | None = None
     resolver: ResolverFactory | None = None  # None: imports never resolve to files
     manifests: Mapping[str, ManifestReader] = field(default_factory=dict)  # file name -> reader
     tests: TestPaths = TestPaths()

@@ -228,3 +228,10 @@ def test_test_path_rules_are_data(rules: TestPaths, path: str, is_test: bool) ->
 )
 def test_a_test_s_name_says_what_it_tests(path: str, bare: bool, subject: str | None) -> None:
     assert TestPaths(bare_names=bare).subject(path) == subject
+
+
+def test_every_parsed_language_has_a_fence_info_string() -> None:
+    from excerpt.index.languages import PARSED_LANGUAGES
+    from excerpt.render.packs import _FENCE_LANG
+
+    assert set(PARSED_LANGUAGES) <= set(_FENCE_LANG)

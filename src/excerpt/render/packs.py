@@ -32,8 +32,8 @@ _FENCE_LANG = {
     "python": "python", "javascript": "javascript", "typescript": "typescript", "tsx": "tsx",
     "go": "go", "rust": "rust", "java": "java", "c": "c", "cpp": "cpp", "csharp": "csharp",
     "ruby": "ruby", "php": "php", "kotlin": "kotlin", "swift": "swift", "scala": "scala",
-    "lua": "lua", "shell": "sh", "sql": "sql", "markdown": "markdown", "json": "json", "yaml": "yaml",
-    "toml": "toml", "html": "html", "css": "css", "xml": "xml", "ini": "ini",
+    "lua": "lua", "shell": "sh", "sql": "sql", "markdown": "markdown", "json": "json",
+    "yaml": "yaml", "toml": "toml", "html": "html", "css": "css", "xml": "xml", "ini": "ini",
 }  # fmt: skip
 
 # (signal, the generic part of a detail) -> (code, what the code means). A detail is

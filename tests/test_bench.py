@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import tarfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -757,3 +758,18 @@ def test_a_weights_variant_changes_the_ranking_and_replays_the_same(
     assert live.code == 0 and replayed.code == 0, (live.stderr, replayed.stderr)
     assert replayed.predictions() == live.predictions()
     assert live.predictions() != full.predictions()
+
+
+def test_a_recording_made_by_a_build_parsing_other_languages_is_refused(
+    shop: Shop, recorded: tuple[Run, Path], tmp_path: Path
+) -> None:
+    _, record = recorded
+    copy = tmp_path / "older"
+    shutil.copytree(record, copy)
+    marker = copy / "recording.json"
+    doc = json.loads(marker.read_text(encoding="utf-8"))
+    doc["parsed_languages"] = doc["parsed_languages"][:-1]
+    marker.write_text(json.dumps(doc), encoding="utf-8")
+    run = _replay(shop, copy, tmp_path / "out", "--jobs", "1")
+    assert run.code == 2 and "parses other languages" in run.stderr
+    assert "record it again" in run.stderr

@@ -6,7 +6,7 @@ the index report; ``--replay DIR`` ranks and selects again from them with no git
 tree export, index or parse. A file's bytes are stored once per content hash, however many
 tasks read it. Layout::
 
-    DIR/recording.json            {"format": FORMAT}
+    DIR/recording.json            {"format": FORMAT, "parsed_languages": [...]}
     DIR/tasks/<task>.json.gz      one task: view, reads, gold files present, report
     DIR/blobs/<sha256>.gz         file contents
 """
@@ -27,6 +27,7 @@ from excerpt.core.hashing import sha256_hex
 from excerpt.discover.reader import FileContent, Omission
 from excerpt.errors import UsageError
 from excerpt.index.build import IndexReport
+from excerpt.index.languages import PARSED_LANGUAGES
 from excerpt.index.view import MemoryView, ReplayMiss, view_from_dict, view_to_dict
 from excerpt.pack.prepare import FileSource
 
@@ -94,7 +95,8 @@ def start_recording(directory: Path) -> None:
         raise UsageError(f"--record: {directory} exists and is not a recording")
     (directory / "tasks").mkdir(parents=True, exist_ok=True)
     (directory / "blobs").mkdir(exist_ok=True)
-    _write_atomic(marker, json.dumps({"format": FORMAT}).encode("utf-8"))
+    doc = {"format": FORMAT, "parsed_languages": list(PARSED_LANGUAGES)}
+    _write_atomic(marker, json.dumps(doc).encode("utf-8"))
 
 
 def write_task_recording(directory: Path, rec: TaskRecording) -> None:
@@ -162,6 +164,19 @@ def _check_format(directory: Path) -> None:
         raise UsageError(f"{directory} is not a recording (no recording.json)") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise UsageError(f"{directory} is not a recording of format {FORMAT}")
+    # ranking reads a file's language through the registry (which are code, which are data):
+    # answers recorded under another set of parsed languages would replay as other choices
+    recorded = doc.get("parsed_languages")
+    if recorded != list(PARSED_LANGUAGES):
+        if not isinstance(recorded, list):
+            which = "an older build that does not say which languages it parsed"
+        else:
+            added = sorted(set(PARSED_LANGUAGES) - set(recorded))
+            gone = sorted(set(recorded) - set(PARSED_LANGUAGES))
+            change = [f"this one adds {', '.join(added)}"] if added else []
+            change += [f"drops {', '.join(gone)}"] if gone else []
+            which = f"a build that parses other languages ({'; '.join(change) or 'another order'})"
+        raise UsageError(f"{directory} was recorded by {which}: record it again with this build")
 
 
 def _task_path(directory: Path, instance_id: str) -> Path:

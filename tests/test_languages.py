@@ -235,3 +235,24 @@ def test_every_parsed_language_has_a_fence_info_string() -> None:
     from excerpt.render.packs import _FENCE_LANG
 
     assert set(PARSED_LANGUAGES) <= set(_FENCE_LANG)
+
+
+def test_an_index_made_by_another_registry_reads_every_file_again_once(tmp_path: Path) -> None:
+    from excerpt.core.settings import repo_cache_dir
+    from excerpt.index import lang
+    from excerpt.index.build import index_repository
+    from excerpt.index.store import IndexStore
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def a():\n    return 1\n", encoding="utf-8")
+    (root / "b.rb").write_text("def b\n  1\nend\n", encoding="utf-8")
+    cache = tmp_path / "cache"
+    assert index_repository(root, cache_dir=cache).files_read == 2
+    assert index_repository(root, cache_dir=cache).files_read == 0
+    # as if b.rb had been stored by a build that did not parse Ruby
+    with IndexStore.open(repo_cache_dir(root.resolve(), cache)) as store:
+        store.set_meta(extraction="an older registry")
+    assert index_repository(root, cache_dir=cache).files_read == 2
+    assert index_repository(root, cache_dir=cache).files_read == 0
+    assert lang.extraction_signature() == lang.extraction_signature()

@@ -22,6 +22,7 @@ from excerpt.discover.reader import Omission
 from excerpt.discover.walk import Candidate, Discovery, discover, resolve_root
 from excerpt.errors import CacheFault
 from excerpt.index.db import make_cache_dir
+from excerpt.index.lang import extraction_signature
 from excerpt.index.process import process_paths
 from excerpt.index.records import FileRecord
 from excerpt.index.resolve import resolve_graph
@@ -151,7 +152,12 @@ def _update(
     jobs: int | None,
 ) -> tuple[int, int]:
     stored = store.file_states()
-    todo = [c.path for c in _changed(found, stored)]
+    signature = extraction_signature()
+    if store.meta("extraction") != signature:
+        # files stored by another registry (a language added, a query changed): read again
+        todo = [c.path for c in found.candidates]
+    else:
+        todo = [c.path for c in _changed(found, stored)]
     keep = {c.path for c in found.candidates}
     if not todo and not set(stored) - keep and not store.graph_dirty():
         # nothing changed: a refresh is a read, not a run (no write on every pack)
@@ -187,7 +193,7 @@ def _update(
         "UPDATE runs SET finished_ns = ?, files_written = ?, files_removed = ? WHERE id = ?",
         (time.time_ns(), len(todo), len(removed), run),
     )
-    store.set_meta(clean="1")
+    store.set_meta(clean="1", extraction=signature)
     return len(todo), len(removed)
 
 

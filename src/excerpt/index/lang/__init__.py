@@ -24,6 +24,10 @@ a definitions-and-imports case of the new language (``CASES``).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+import re
 from collections.abc import Iterable
 from functools import cache
 from typing import Final, TypeVar
@@ -53,6 +57,7 @@ __all__ = [
     "Grammar",
     "Language",
     "by_name",
+    "extraction_signature",
     "grammar",
     "is_test_path",
     "language_of",
@@ -66,6 +71,9 @@ LANGUAGES: Final[tuple[Language, ...]] = (
     KOTLIN, SWIFT, SCALA, LUA, SHELL,
 )  # fmt: skip
 PARSED_LANGUAGES: Final = tuple(lang.name for lang in LANGUAGES)
+# Raise when a query or hook changes what an unchanged file yields: an index made under
+# another ``extraction_signature()`` re-extracts every file once.
+EXTRACTION_VERSION: Final = 1
 
 _V = TypeVar("_V")
 
@@ -93,6 +101,34 @@ _TESTS: Final[dict[str, TestPaths]] = _table(
 _MANIFESTS: Final[dict[str, ManifestReader]] = _table(
     ((name, read) for lang in LANGUAGES for name, read in lang.manifests.items()), "manifest"
 )
+
+
+@cache
+def extraction_signature() -> str:
+    """What the registry extracts, as a digest: the languages, the files each claims, their
+    test rules, and ``EXTRACTION_VERSION``. An index records it; a new one means that files
+    stored before (e.g. a ``.rb`` file from before Ruby was parsed) must be read again."""
+    doc = [
+        EXTRACTION_VERSION,
+        *(
+            [lang.name, lang.family, lang.extensions, lang.filenames, _canonical(lang.tests)]
+            for lang in LANGUAGES
+        ),
+    ]
+    return hashlib.sha256(json.dumps(doc, default=_canonical).encode("utf-8")).hexdigest()
+
+
+def _canonical(value: object) -> object:
+    """A JSON form independent of set order and hash seed."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, frozenset | set):
+        return sorted(str(_canonical(v)) for v in value)
+    if isinstance(value, tuple | list):
+        return [_canonical(v) for v in value]
+    if isinstance(value, re.Pattern):
+        return [value.pattern, value.flags]
+    return value if isinstance(value, str | int | float | bool) or value is None else repr(value)
 
 
 def by_name(name: str) -> Language | None:

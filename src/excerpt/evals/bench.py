@@ -256,13 +256,11 @@ def _rows(
 
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        # one token-piece store per worker (each a cache root of its own)
-        caches = [out / "cache" / f"worker-{n % jobs}" for n in range(len(tasks))]
         yield from pool.map(
-            _replay_one,
+            _replay_in_worker,
             tasks,
             [replay] * len(tasks),
-            caches,
+            [out / "cache"] * len(tasks),
             [budgets] * len(tasks),
             [ablate] * len(tasks),
             [w] * len(tasks),
@@ -364,6 +362,19 @@ def _replay_one(
         gold_present=frozenset(rec.gold_present), weights=weights or default_weights(),
     )  # fmt: skip
     return _score(task, inputs, budgets, ablate, time.perf_counter())
+
+
+def _replay_in_worker(
+    task: BenchTask,
+    replay: Path,
+    cache: Path,
+    budgets: Sequence[int],
+    ablate: bool,
+    weights: Weights | None = None,
+) -> dict[str, Any]:
+    """``_replay_one`` in a pool worker: a cache root (a token-piece store) of its own
+    process, so two workers never share one store."""
+    return _replay_one(task, replay, cache / f"worker-{os.getpid()}", budgets, ablate, weights)
 
 
 def _task_digest(task: BenchTask) -> str:

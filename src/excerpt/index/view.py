@@ -247,8 +247,14 @@ class MemoryView:
     covered: frozenset[str] | None = None  # paths whose definitions are all in ``symbols``
     strict: bool = False
 
+    def __post_init__(self) -> None:
+        # the file table and the graph are asked for several times per ranking: hold them in
+        # the form they are answered in (as ``StoreView`` holds its file table), not per call
+        object.__setattr__(self, "file_infos", dict(self.file_infos))
+        object.__setattr__(self, "edge_list", tuple(sorted(self.edge_list)))
+
     def files(self) -> dict[str, FileInfo]:
-        return dict(self.file_infos)
+        return self.file_infos  # type: ignore[return-value]  # a dict since __post_init__
 
     def omitted(self) -> list[tuple[str, str]]:
         return list(self.omitted_paths)
@@ -289,7 +295,7 @@ class MemoryView:
         return sorted((s for s in self.symbols if s.path in wanted), key=_symbol_key)
 
     def edges(self) -> list[Edge]:
-        return sorted(self.edge_list)
+        return list(self.edge_list)
 
 
 @dataclass(slots=True)

@@ -31,17 +31,18 @@ ALLOWED = {
     "render": {"core", "discover", "index", "rank", "pack", "risk"},
     "deliver": {"core", "discover", "index", "rank", "pack", "pipeline", "render", "risk"},
     "harness": {"core", "discover"},
+    "gate": {"core", "discover", "index", "risk"},
     "mcp": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
-        "harness", "risk",
+        "harness", "risk", "gate",
     },
     "evals": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
-        "harness", "risk",
+        "harness", "risk", "gate",
     },
     "cli": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver", "mcp",
-        "evals", "harness", "risk",
+        "evals", "harness", "risk", "gate",
     },
 }  # fmt: skip
 # Modules outside the pipeline's layering: the package's lazy entry points and the tree.

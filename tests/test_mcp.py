@@ -60,6 +60,7 @@ TOOLS = {
     "index_status",
     "harness_infer",
     "risk_classify",
+    "gate_check",
 }
 PROPERTIES = {
     "context_plan": {"task", "budget", "changed_paths", "format"},
@@ -68,6 +69,7 @@ PROPERTIES = {
     "index_status": set(),
     "harness_infer": {"use_ci"},
     "risk_classify": {"paths", "query"},
+    "gate_check": {"base", "range", "min_convergence", "validate"},
 }
 REQUIRED = {
     "context_plan": ["task"],
@@ -76,6 +78,7 @@ REQUIRED = {
     "index_status": [],
     "harness_infer": [],
     "risk_classify": [],
+    "gate_check": [],
 }
 INDEX_KEYS = {
     "files_discovered",

@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         completion_cmd,
         config_cmd,
         eval_cmd,
+        gate_cmd,
         get_cmd,
         graph_cmd,
         harness_cmd,
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     graph_cmd.register(sub)
     risk_cmd.register(sub)
     harness_cmd.register(sub)
+    gate_cmd.register(sub)
     mcp_cmd.register(sub)
     eval_cmd.register(sub)
     bench_cmd.register(sub)

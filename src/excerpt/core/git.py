@@ -12,17 +12,26 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
-from excerpt.errors import GitFault
+from excerpt.errors import GitFault, UsageError
 
 __all__ = [
     "SAFE_CONFIG",
+    "RawChange",
+    "blob_at",
+    "diff_raw",
+    "empty_tree",
     "git_env",
     "head_blobs",
     "ls_files",
     "ls_files_checked",
+    "merge_base",
+    "read_blobs",
     "refusal",
+    "resolve_commit",
     "run_git",
     "staged_paths",
     "work_tree_top",
@@ -36,7 +45,11 @@ SAFE_CONFIG: tuple[str, ...] = (
     "-c", "core.quotePath=false",
     "-c", "diff.external=",
     "-c", "protocol.allow=never",
+    "-c", "core.attributesFile=/dev/null",
 )  # fmt: skip
+# Options for every diff excerpt asks of git: no external diff, no textconv filter, and
+# renames split into a deletion and an addition (so a renamed file is read in full).
+_DIFF_SAFE = ("--no-ext-diff", "--no-textconv", "--no-renames", "--no-color")
 
 _TIMEOUT_S = 120.0
 # git's warning for a directory it could not list (LC_ALL=C, core.quotePath=false).
@@ -210,3 +223,147 @@ def staged_paths(directory: Path) -> list[str]:
         "--no-renames", "--no-ext-diff", "--no-textconv", "HEAD", "--", ".",
     )  # fmt: skip
     return sorted({p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RawChange:
+    """One entry of ``git diff --raw``: a path's modes and blob ids before and after.
+
+    ``status`` is git's letter (``A`` added, ``D`` deleted, ``M`` modified, ``T`` type
+    changed); renames and copies are never reported as such (``--no-renames``). A missing
+    side has mode ``000000`` and an all-zero id.
+    """
+
+    path: str
+    status: str
+    old_mode: str
+    new_mode: str
+    old_blob: str
+    new_blob: str
+
+
+def resolve_commit(top: Path, ref: str) -> str | None:
+    """The commit id ``ref`` names in the repository at ``top``; None when it names none.
+
+    Raises:
+        UsageError: ``ref`` starts with ``-`` (it would be read as an option).
+        GitFault: git failed for another reason.
+    """
+    if not ref or ref.startswith("-"):
+        raise UsageError(f"not a revision: {ref!r}")
+    proc = run_git(top, "rev-parse", "--verify", "-q", "--end-of-options", f"{ref}^{{commit}}",
+                   check=False)  # fmt: skip
+    if proc.returncode != 0:
+        refused = refusal(proc.stderr)
+        if refused is not None:
+            raise GitFault(refused)
+        return None
+    return proc.stdout.decode("ascii", "replace").strip() or None
+
+
+def empty_tree(top: Path) -> str:
+    """The id of the empty tree in the repository's object format (nothing is written).
+
+    Raises:
+        GitFault: git failed.
+    """
+    proc = run_git(top, "hash-object", "-t", "tree", "--stdin", input=b"")
+    return proc.stdout.decode("ascii").strip()
+
+
+def diff_raw(top: Path, base: str, head: str | None = None) -> list[RawChange]:
+    """What changed from the tree of ``base`` to git's index (``head`` None: the staged
+    change) or to the tree of ``head``, every path relative to ``top``.
+
+    Only objects are read: the index's blobs, never a work-tree file, so no clean filter
+    runs and a file edited but not staged does not count.
+
+    Raises:
+        GitFault: git failed.
+    """
+    if head is None:
+        argv = ["diff-index", "--cached", "--raw", "-z", "--full-index", *_DIFF_SAFE, base]
+    else:
+        argv = ["diff-tree", "-r", "--raw", "-z", "--full-index", *_DIFF_SAFE, base, head]
+    proc = run_git(top, *argv, "--")
+    fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    out: list[RawChange] = []
+    i = 0
+    while i + 1 < len(fields):
+        meta, path = fields[i], fields[i + 1]
+        i += 2
+        parts = meta.lstrip(":").split()
+        if len(parts) != 5:
+            continue
+        out.append(
+            RawChange(
+                path=path, status=parts[4][:1], old_mode=parts[0], new_mode=parts[1],
+                old_blob=parts[2], new_blob=parts[3],
+            )
+        )  # fmt: skip
+    return sorted(out, key=lambda c: c.path)
+
+
+def read_blobs(top: Path, ids: Iterable[str], limit: int) -> dict[str, bytes | int]:
+    """The bytes of each blob in ``ids`` (``git cat-file --batch``, one process), or, for a
+    blob larger than ``limit`` bytes, its size alone (it is not read).
+
+    Raises:
+        GitFault: git failed or a blob is missing.
+    """
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    request = "".join(f"{i}\n" for i in wanted).encode("ascii")
+    sizes = run_git(top, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)",
+                    input=request)  # fmt: skip
+    out: dict[str, bytes | int] = {}
+    small: list[str] = []
+    for line in sizes.stdout.decode("ascii", "replace").splitlines():
+        fields = line.split()
+        if len(fields) != 3 or fields[1] != "blob":
+            raise GitFault(f"git cannot read object {fields[0] if fields else '?'}")
+        size = int(fields[2])
+        if size > limit:
+            out[fields[0]] = size
+        else:
+            small.append(fields[0])
+    if small:
+        proc = run_git(top, "cat-file", "--batch", input="".join(f"{i}\n" for i in small).encode())
+        data, pos = proc.stdout, 0
+        for blob in small:
+            end = data.index(b"\n", pos)
+            header = data[pos:end].split()
+            size = int(header[2])
+            out[blob] = data[end + 1 : end + 1 + size]
+            pos = end + 1 + size + 1
+    return out
+
+
+def blob_at(top: Path, commit: str, path: str, limit: int = 4 * 1024 * 1024) -> bytes | None:
+    """The bytes of ``path`` (relative to the top of the work tree) in ``commit``; None when
+    it is not a file there or is larger than ``limit``.
+
+    Raises:
+        GitFault: git failed.
+    """
+    proc = run_git(top, "ls-tree", "-z", "--full-tree", commit, "--", path)
+    entry = proc.stdout.decode("utf-8", "surrogateescape").split("\0")[0]
+    meta, _, name = entry.partition("\t")
+    fields = meta.split()
+    if name != path or len(fields) != 3 or fields[1] != "blob":
+        return None
+    got = read_blobs(top, [fields[2]], limit).get(fields[2])
+    return got if isinstance(got, bytes) else None
+
+
+def merge_base(top: Path, a: str, b: str) -> str | None:
+    """The best common ancestor of commits ``a`` and ``b``; None when they share none.
+
+    Raises:
+        GitFault: git failed.
+    """
+    proc = run_git(top, "merge-base", "--end-of-options", a, b, check=False)
+    if proc.returncode not in (0, 1):
+        raise GitFault(refusal(proc.stderr) or _first_line(proc.stderr) or "git merge-base failed")
+    return proc.stdout.decode("ascii", "replace").strip() or None

@@ -4,7 +4,7 @@ validated strictly. Imported only when a repository has settings (pydantic is sl
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import pydantic
 
@@ -31,3 +31,5 @@ class FileSettings(pydantic.BaseModel):
     budget: int | None = pydantic.Field(default=None, ge=MIN_BUDGET, le=MAX_BUDGET)
     include: list[Glob] | None = None
     exclude: list[Glob] | None = None
+    # the gate's policy (``excerpt.gate.policy`` validates it, from the base commit only)
+    gate: dict[str, Any] | None = None

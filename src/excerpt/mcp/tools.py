@@ -19,6 +19,7 @@ from pydantic import Field
 from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from excerpt.deliver import build_pack, build_plan, render_retrieved
 from excerpt.errors import ExcerptError
+from excerpt.gate import GateReport, GateRequest, render_text, run_gate
 from excerpt.harness import infer_harness
 from excerpt.index.build import index_repository
 from excerpt.mcp.clients import budget_note, profile_for
@@ -34,6 +35,7 @@ __all__ = [
     "context_pack",
     "context_plan",
     "context_retrieve",
+    "gate_check",
     "harness_infer",
     "index_status",
     "risk_classify",
@@ -96,6 +98,39 @@ Query = Annotated[
     Field(
         max_length=MAX_TASK,
         description="Task text (an issue or request) to classify instead of paths.",
+    ),
+]
+Base = Annotated[
+    str | None,
+    Field(
+        max_length=1000,
+        description="The commit the staged change is checked against (default HEAD); its "
+        "policy applies.",
+    ),
+]
+Range = Annotated[
+    str | None,
+    Field(
+        max_length=2000,
+        description="A commit range to check instead of the staged change: A..B, or A...B "
+        "from their merge base (what CI would check).",
+    ),
+]
+MinConvergence = Annotated[
+    float | None,
+    Field(
+        ge=0.0,
+        le=1.0,
+        description="Share of changed source files that must have a test (default: the "
+        "base policy's, else 0.5).",
+    ),
+]
+Validate = Annotated[
+    list[Annotated[str, Field(max_length=1000)]] | None,
+    Field(
+        max_length=100,
+        description="Validation commands this change asks to be checked with; each must be "
+        "in the base commit's policy. Nothing is run.",
     ),
 ]
 
@@ -197,6 +232,32 @@ async def risk_classify(paths: Paths = None, query: Query = None) -> CallToolRes
     return _result(render_risk(doc), doc)
 
 
+async def gate_check(
+    session: Session,
+    roots: Roots,
+    base: Base = None,
+    range: Range = None,
+    min_convergence: MinConvergence = None,
+    validate: Validate = None,
+) -> CallToolResult:
+    """Check the staged change (git's index, not the work tree) before proposing it:
+    Secret safety, Schema controls, Version and changelog, Validation policy, Ownership and
+    Convergence, each PASS, WARN or FAIL with details. The policy comes from the base
+    commit, never from the change. Secrets are never echoed: a masked preview only."""
+    root = session.root(roots)
+
+    def gate() -> GateReport:  # the request is built inside _call: a refusal is a tool error
+        return run_gate(
+            GateRequest(
+                repo=root, base=base, range=range, min_convergence=min_convergence,
+                validate=tuple(validate or ()), cache_dir=session.cache_dir,
+            )
+        )  # fmt: skip
+
+    report = await _call(gate)
+    return _result(render_text(report), report.to_dict())
+
+
 # The tools, in the order ``tools/list`` gives them.
 TOOLS: tuple[Callable[..., Awaitable[CallToolResult]], ...] = (
     context_plan,
@@ -205,6 +266,7 @@ TOOLS: tuple[Callable[..., Awaitable[CallToolResult]], ...] = (
     index_status,
     harness_infer,
     risk_classify,
+    gate_check,
 )
 
 

@@ -1,0 +1,168 @@
+"""One gate run: read the change and the base policy, run every check, report."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from excerpt.core import git
+from excerpt.discover.walk import resolve_root
+from excerpt.errors import EnvironmentFault, UsageError
+from excerpt.gate.change import Change, read_change
+from excerpt.gate.controls import check_schema, check_validation, check_version
+from excerpt.gate.convergence import check_convergence, is_source_path
+from excerpt.gate.ownership import CODEOWNERS_PATHS, check_ownership
+from excerpt.gate.policy import Policy, parse_policy
+from excerpt.gate.report import GateReport
+from excerpt.gate.secret_safety import check_secrets
+
+__all__ = ["GateRequest", "explain_policy", "run_gate"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateRequest:
+    """What to gate: the staged change against ``base`` (default ``HEAD``), or ``range``
+    (``A..B``, or ``A...B`` from their merge base)."""
+
+    repo: str | os.PathLike[str] = "."
+    base: str | None = None
+    range: str | None = None
+    min_convergence: float | None = None
+    validate: tuple[str, ...] = ()
+    cache_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.range is not None and self.base is not None:
+            raise UsageError("give --base or --range, not both")
+        if self.min_convergence is not None and not 0.0 <= self.min_convergence <= 1.0:
+            raise UsageError("--min-convergence must be between 0 and 1")
+
+
+def _top(repo: str | os.PathLike[str]) -> Path:
+    root = resolve_root(repo)
+    top = git.work_tree_top(root)
+    if top is None:
+        raise UsageError(f"the gate checks a git change, and {root} is not in a git work tree")
+    return top
+
+
+def _read(request: GateRequest, top: Path) -> Change:
+    if request.range is None:
+        return read_change(top, base=request.base, head=None)
+    three = "..." in request.range
+    a, _, b = request.range.partition("..." if three else "..")
+    if not a or not b:
+        raise UsageError(f"--range wants A..B or A...B, not {request.range!r}")
+    b = b.removeprefix(".") if not three else b
+    if three:
+        ca, cb = git.resolve_commit(top, a), git.resolve_commit(top, b)
+        if ca is None or cb is None:
+            raise UsageError(f"{a if ca is None else b!r} names no commit in {top}")
+        base = git.merge_base(top, ca, cb)
+        if base is None:
+            raise UsageError(f"{a} and {b} have no common ancestor")
+        a = base
+    return read_change(top, base=a, head=b)
+
+
+def _policy(top: Path, commit: str | None) -> Policy:
+    if commit is None or git.resolve_commit(top, commit) is None:
+        return parse_policy(excerpt_toml=None, pyproject=None, commit=None)
+    texts = [git.blob_at(top, commit, name) for name in ("excerpt.toml", "pyproject.toml")]
+    decoded = [t.decode("utf-8", "replace") if t is not None else None for t in texts]
+    return parse_policy(excerpt_toml=decoded[0], pyproject=decoded[1], commit=commit)
+
+
+def _codeowners(top: Path, commit: str) -> tuple[str, str] | None:
+    if git.resolve_commit(top, commit) is None:
+        return None
+    for path in CODEOWNERS_PATHS:
+        data = git.blob_at(top, commit, path, limit=1024 * 1024)
+        if data is not None:
+            return path, data.decode("utf-8", "replace")
+    return None
+
+
+def _tested(top: Path, cache_dir: Path | None) -> tuple[set[str] | None, str | None]:
+    """Files of the repository that a test is associated with, from its index."""
+    from excerpt.core.settings import repo_cache_dir
+    from excerpt.index.build import index_repository
+    from excerpt.index.store import IndexStore
+
+    try:
+        index_repository(top, cache_dir=cache_dir)
+        with IndexStore.open(repo_cache_dir(top, cache_dir)) as store:
+            edges = store.view().edges()
+    except EnvironmentFault as exc:
+        return None, exc.message
+    return {dst for _src, dst, kind in edges if kind == "tests"}, None
+
+
+def gate_salt(cache_dir: Path | None = None) -> bytes | None:
+    """This installation's fingerprint salt (32 random bytes in the cache, made once, 0600);
+    None when the cache cannot hold it (findings then carry no fingerprint)."""
+    from excerpt.core.settings import cache_root
+
+    try:
+        path = (cache_dir or cache_root()) / "gate-salt"
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                out.write(os.urandom(32))
+                out.flush()
+                os.fsync(out.fileno())
+            data = path.read_bytes()
+    except (OSError, EnvironmentFault):
+        return None
+    return data if len(data) == 32 else None
+
+
+def explain_policy(request: GateRequest) -> Policy:
+    """The policy a gate run with ``request`` would apply, and where it comes from.
+
+    Raises:
+        UsageError, EnvironmentFault: as ``run_gate``.
+    """
+    top = _top(request.repo)
+    change = _read(request, top)
+    return _policy(top, change.base)
+
+
+def run_gate(request: GateRequest) -> GateReport:
+    """Every check of the change ``request`` names.
+
+    Raises:
+        UsageError: not a git work tree, a revision that names no commit, a bad range, or a
+            base policy that breaks its schema.
+        EnvironmentFault: git cannot be run or refuses the repository.
+    """
+    top = _top(request.repo)
+    change = _read(request, top)
+    policy = _policy(top, change.base)
+    tested, unavailable = (None, None)
+    if any(f.exists and is_source_path(f.path) for f in change.files):
+        tested, unavailable = _tested(top, request.cache_dir)
+    checks = (
+        check_secrets(change, policy, gate_salt(request.cache_dir)),
+        check_schema(change, policy),
+        check_version(change, policy),
+        check_validation(change, policy, request.validate),
+        check_ownership(change, policy, _codeowners(top, change.base)),
+        check_convergence(
+            change, policy, tested=tested, threshold=request.min_convergence,
+            unavailable=unavailable,
+        ),
+    )  # fmt: skip
+    described = {
+        "kind": "staged" if change.head is None else "range",
+        "base_ref": change.base_ref,
+        "base": change.base,
+        "head": change.head,
+        "files": len(change.files),
+        **({"range": request.range} if request.range else {}),
+    }
+    return GateReport(change=described, policy=policy.to_dict(), checks=checks)

@@ -415,3 +415,29 @@ def test_a_control_character_in_a_path_is_escaped_on_the_terminal(
     assert main(["gate", "--repo", str(root)]) == 1
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\\u001b]0;pwned\\u0007/.env" in out
+
+
+def test_as_a_pre_commit_hook_it_checks_what_git_commit_a_commits(
+    repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """``git commit -a`` stages into a temporary index it names in ``GIT_INDEX_FILE``: the
+    hook's gate reads that one, so a secret that was never ``git add``-ed is still caught."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import GIT_ENV
+
+    root = repo({}, extra={"app/settings.py": "KEY = None\n"})
+    hook = root / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m excerpt gate --staged\n')
+    hook.chmod(0o755)
+    write_tree(root, {"app/settings.py": f'KEY = "{_aws_key()}"\n'})  # tracked, not staged
+    env = {**os.environ, **GIT_ENV, "EXCERPT_CACHE_DIR": str(tmp_path / "cache")}
+    commit = subprocess.run(
+        ["git", "commit", "-a", "-q", "-m", "keys"], cwd=root, env=env, capture_output=True
+    )
+    assert commit.returncode != 0
+    assert b"Secret safety" in commit.stdout + commit.stderr
+    head = subprocess.run(["git", "log", "--oneline"], cwd=root, env=env, capture_output=True)
+    assert head.stdout.count(b"\n") == 1  # only the base commit

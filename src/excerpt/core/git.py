@@ -24,6 +24,7 @@ __all__ = [
     "blob_at",
     "diff_raw",
     "empty_tree",
+    "git_dir",
     "git_env",
     "head_blobs",
     "ls_files",
@@ -56,6 +57,16 @@ _TIMEOUT_S = 120.0
 _UNOPENED = re.compile(r"^warning: could not open directory '(.*/)': ", re.MULTILINE)
 
 
+def git_dir(top: Path) -> Path:
+    """The git directory of the work tree at ``top`` (absolute).
+
+    Raises:
+        GitFault: git failed.
+    """
+    proc = run_git(top, "rev-parse", "--absolute-git-dir")
+    return Path(proc.stdout.decode("utf-8", "surrogateescape").strip())
+
+
 def git_env() -> dict[str, str]:
     """A minimal environment for git: no inherited ``GIT_*`` redirection, no prompts."""
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
@@ -73,9 +84,13 @@ def git_env() -> dict[str, str]:
 
 
 def run_git(
-    cwd: Path, *args: str, check: bool = True, input: bytes | None = None
+    cwd: Path,
+    *args: str,
+    check: bool = True,
+    input: bytes | None = None,
+    index_file: Path | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git`` read-only in ``cwd``.
+    """Run ``git`` read-only in ``cwd`` (reading ``index_file`` as its index, when given).
 
     Raises:
         GitFault: git is missing or cannot be started in ``cwd``, timed out, or (with
@@ -86,7 +101,9 @@ def run_git(
         proc = subprocess.run(
             argv,
             cwd=cwd,
-            env=git_env(),
+            env=git_env()
+            if index_file is None
+            else {**git_env(), "GIT_INDEX_FILE": str(index_file)},
             input=input if input is not None else b"",
             capture_output=True,
             timeout=_TIMEOUT_S,
@@ -271,9 +288,12 @@ def empty_tree(top: Path) -> str:
     return proc.stdout.decode("ascii").strip()
 
 
-def diff_raw(top: Path, base: str, head: str | None = None) -> list[RawChange]:
+def diff_raw(
+    top: Path, base: str, head: str | None = None, *, index_file: Path | None = None
+) -> list[RawChange]:
     """What changed from the tree of ``base`` to git's index (``head`` None: the staged
-    change) or to the tree of ``head``, every path relative to ``top``.
+    change; ``index_file`` when git is committing through another index, as in a hook run by
+    ``git commit -a``) or to the tree of ``head``, every path relative to ``top``.
 
     Only objects are read: the index's blobs, never a work-tree file, so no clean filter
     runs and a file edited but not staged does not count.
@@ -285,7 +305,7 @@ def diff_raw(top: Path, base: str, head: str | None = None) -> list[RawChange]:
         argv = ["diff-index", "--cached", "--raw", "-z", "--full-index", *_DIFF_SAFE, base]
     else:
         argv = ["diff-tree", "-r", "--raw", "-z", "--full-index", *_DIFF_SAFE, base, head]
-    proc = run_git(top, *argv, "--")
+    proc = run_git(top, *argv, "--", index_file=index_file)
     fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
     out: list[RawChange] = []
     i = 0

@@ -78,9 +78,12 @@ def _kind(mode: str) -> str:
     return "file"
 
 
-def read_change(top: Path, *, base: str | None, head: str | None) -> Change:
+def read_change(
+    top: Path, *, base: str | None, head: str | None, index_file: Path | None = None
+) -> Change:
     """The change at ``top`` (the top of a work tree): staged against ``base`` (default
-    ``HEAD``; the empty tree before the first commit), or ``base..head`` when ``head`` is set.
+    ``HEAD``; the empty tree before the first commit) in git's index (or ``index_file``), or
+    ``base..head`` when ``head`` is set.
 
     Raises:
         UsageError: ``base`` or ``head`` names no commit.
@@ -99,7 +102,7 @@ def read_change(top: Path, *, base: str | None, head: str | None) -> Change:
         head_commit = git.resolve_commit(top, head)
         if head_commit is None:
             raise UsageError(f"{head!r} names no commit in {top}")
-    raw = git.diff_raw(top, tree, head_commit)
+    raw = git.diff_raw(top, tree, head_commit, index_file=index_file)
     ids = [
         b
         for c in raw

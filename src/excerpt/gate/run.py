@@ -47,9 +47,23 @@ def _top(repo: str | os.PathLike[str]) -> Path:
     return top
 
 
+def _index_file(top: Path) -> Path | None:
+    """The index ``git commit`` is committing through, when a hook runs us (git names it in
+    ``GIT_INDEX_FILE``: ``git commit -a`` or ``git commit PATH`` stage into a temporary
+    one); only a file inside the repository's git directory is taken."""
+    named = os.environ.get("GIT_INDEX_FILE")
+    if not named:
+        return None
+    path = (top / named).resolve()
+    gitdir = git.git_dir(top).resolve()
+    if not path.is_relative_to(gitdir) or not path.is_file():
+        return None
+    return path
+
+
 def _read(request: GateRequest, top: Path) -> Change:
     if request.range is None:
-        return read_change(top, base=request.base, head=None)
+        return read_change(top, base=request.base, head=None, index_file=_index_file(top))
     three = "..." in request.range
     a, _, b = request.range.partition("..." if three else "..")
     if not a or not b:

@@ -441,3 +441,43 @@ def test_as_a_pre_commit_hook_it_checks_what_git_commit_a_commits(
     assert b"Secret safety" in commit.stdout + commit.stderr
     head = subprocess.run(["git", "log", "--oneline"], cwd=root, env=env, capture_output=True)
     assert head.stdout.count(b"\n") == 1  # only the base commit
+
+
+def test_package_markers_and_test_fixtures_under_migrations_need_no_rollback(
+    repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    change = {
+        "shop/migrations/__init__.py": "",
+        "tests/migrations/test_migrations_noop/0001_initial.py": "operations = []\n",
+    }
+    assert _status(_gate(repo(change), tmp_path), "schema") == "PASS"
+
+
+def test_vendored_and_generated_code_is_not_counted_for_convergence(
+    repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    change = {
+        "static/vendor/select2/i18n/he.js": "x = 1;\n",
+        "api/gen/users_pb2.py": "X = 1\n",
+    }
+    doc = _gate(repo(change), tmp_path)
+    assert doc["convergence"]["summary"] == "no source files changed"  # type: ignore[index]
+
+
+def test_a_gate_without_a_policy_loads_no_schema_library(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = write_tree(tmp_path / "r", {"a.py": "x = 1\n"})
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    code = (
+        "import sys; from excerpt.cli import main; rc = main(['gate', '--repo', sys.argv[1]]);"
+        "print(rc, 'pydantic' in sys.modules)"
+    )
+    env = {**os.environ, "EXCERPT_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root)], env=env, capture_output=True, text=True
+    ).stdout
+    assert out.strip().splitlines()[-1] == "1 False"  # FAIL: a.py has no test; no pydantic

@@ -74,11 +74,21 @@ def _marked(change: Change, marker: str) -> bool:
     return False
 
 
+def _is_migration(path: str) -> bool:
+    """A schema or migration file of the product: not a test's fixture, not a package marker."""
+    name = path.rsplit("/", 1)[-1]
+    return (
+        name not in ("__init__.py", "README.md", ".gitkeep")
+        and not is_test_path(path)
+        and _SCHEMA in classify_path(path)
+    )
+
+
 def check_schema(change: Change, policy: Policy) -> CheckResult:
     """Schema controls: each changed schema or migration file needs the policy's controls."""
     if policy.severity("schema") == "off":
         return CheckResult(id="schema", status="PASS", summary="turned off by the base policy")
-    schema = [f for f in change.files if f.exists and _SCHEMA in classify_path(f.path)]
+    schema = [f for f in change.files if f.exists and _is_migration(f.path)]
     if not schema:
         return CheckResult(
             id="schema", status="PASS", summary="no schema or migration files changed"
@@ -198,7 +208,7 @@ def version_of(path: str, text: str) -> str | None:
     return read(text) if read is not None else None
 
 
-def _is_changelog(path: str, extra: list[str]) -> bool:
+def _is_changelog(path: str, extra: tuple[str, ...]) -> bool:
     parts = path.split("/")
     if _CHANGELOG_NAME.match(parts[-1]) or any(p.lower() in _CHANGELOG_DIRS for p in parts[:-1]):
         return True

@@ -20,9 +20,20 @@ from excerpt.index.lang import by_name, is_test_path, language_of, rules_for_tes
 __all__ = ["check_convergence", "is_source_path"]
 
 
+# Code the repository carries but does not write: vendored, generated, built
+_NOT_WRITTEN = re.compile(
+    r"(^|/)(vendor|vendored|third_party|thirdparty|node_modules|extern|external|generated|dist"
+    r"|build)/|\.min\.js$|_pb2\.py$|\.pb\.go$|\.generated\.|\.bundle\.js$"
+)
+
+
 def is_source_path(path: str) -> bool:
-    """A file of a parsed language that is not a test."""
-    return by_name(language_of(path)) is not None and not is_test_path(path)
+    """A file of a parsed language that is not a test, nor vendored or generated code."""
+    return (
+        by_name(language_of(path)) is not None
+        and not is_test_path(path)
+        and not _NOT_WRITTEN.search(path)
+    )
 
 
 def _stem(path: str) -> str:

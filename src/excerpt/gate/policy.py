@@ -23,18 +23,15 @@ Untrusted input, validated strictly (a key the schema does not know is an error)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-import pydantic
-
-from excerpt.core.settings import glob_problem
 from excerpt.errors import UsageError
 
 __all__ = [
     "CHECK_IDS",
     "DEFAULT_MIN_CONVERGENCE",
-    "GatePolicy",
+    "GateRules",
     "Policy",
     "PolicySource",
     "parse_policy",
@@ -43,68 +40,49 @@ __all__ = [
 CHECK_IDS = ("secrets", "schema", "version", "validation", "ownership", "convergence")
 DEFAULT_MIN_CONVERGENCE = 0.5
 Severity = Literal["fail", "warn", "off"]
-Control = Literal["rollback", "marker", "tests"]
 
 
-def _check_glob(pattern: str) -> str:
-    problem = glob_problem(pattern)
-    if problem:
-        raise ValueError(problem)
-    return pattern
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SecretsRules:
+    allow_paths: tuple[str, ...] = ()
 
 
-_Glob = pydantic.constr(max_length=500)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SchemaRules:
+    require: tuple[str, ...] = ("rollback",)
+    marker: str = "excerpt: schema-reviewed"
 
 
-class _Strict(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid", strict=True, frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VersionRules:
+    changelog: tuple[str, ...] = ()
 
 
-class _Severity(_Strict):
-    secrets: Literal["fail", "warn"] = "fail"
-    schema_: Severity = pydantic.Field(default="fail", alias="schema")
-    version: Severity = "fail"
-    validation: Severity = "fail"
-    ownership: Severity = "fail"
-    convergence: Severity = "fail"
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateRules:
+    """The ``[gate]`` table's values (the defaults where it is silent). The schema that
+    checks a written table is ``excerpt.gate.policy_schema``: pydantic loads only when a
+    repository has a policy."""
 
+    min_convergence: float = DEFAULT_MIN_CONVERGENCE
+    validation: tuple[str, ...] = ()
+    severity: dict[str, str] = field(default_factory=lambda: dict.fromkeys(CHECK_IDS, "fail"))
+    secrets: SecretsRules = field(default_factory=SecretsRules)
+    schema_: SchemaRules = field(default_factory=SchemaRules)
+    version: VersionRules = field(default_factory=VersionRules)
 
-class _Secrets(_Strict):
-    allow_paths: list[_Glob] = pydantic.Field(default_factory=list, max_length=200)  # type: ignore[valid-type]
-
-    @pydantic.field_validator("allow_paths")
-    @classmethod
-    def _globs(cls, value: list[str]) -> list[str]:
-        return [_check_glob(v) for v in value]
-
-
-class _Schema(_Strict):
-    require: list[Control] = pydantic.Field(
-        default_factory=lambda: list[Control](["rollback"]), max_length=3
-    )
-    marker: str = pydantic.Field(default="excerpt: schema-reviewed", min_length=3, max_length=200)
-
-
-class _Version(_Strict):
-    changelog: list[_Glob] = pydantic.Field(default_factory=list, max_length=200)  # type: ignore[valid-type]
-
-    @pydantic.field_validator("changelog")
-    @classmethod
-    def _globs(cls, value: list[str]) -> list[str]:
-        return [_check_glob(v) for v in value]
-
-
-class GatePolicy(_Strict):
-    """The ``[gate]`` table, as written."""
-
-    min_convergence: float = pydantic.Field(default=DEFAULT_MIN_CONVERGENCE, ge=0.0, le=1.0)
-    validation: list[pydantic.constr(min_length=1, max_length=1000)] = pydantic.Field(  # type: ignore[valid-type]
-        default_factory=list, max_length=100
-    )
-    severity: _Severity = pydantic.Field(default_factory=_Severity)
-    secrets: _Secrets = pydantic.Field(default_factory=_Secrets)
-    schema_: _Schema = pydantic.Field(default_factory=_Schema, alias="schema")
-    version: _Version = pydantic.Field(default_factory=_Version)
+    def to_dict(self) -> dict[str, Any]:
+        doc = asdict(self)
+        doc["schema"] = doc.pop("schema_")
+        lists = {"validation": None, "secrets": "allow_paths", "schema": "require",
+                 "version": "changelog"}  # fmt: skip
+        for key, sub in lists.items():
+            if sub is None:
+                doc[key] = list(doc[key])
+            else:
+                doc[key][sub] = list(doc[key][sub])
+        return {k: doc[k] for k in ("min_convergence", "validation", "severity", "secrets",
+                                    "schema", "version")}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -126,15 +104,14 @@ class PolicySource:
 class Policy:
     """The effective policy and its source."""
 
-    rules: GatePolicy = field(default_factory=GatePolicy)
+    rules: GateRules = field(default_factory=GateRules)
     source: PolicySource = field(default_factory=lambda: PolicySource(file=None, commit=None))
 
     def severity(self, check: str) -> str:
-        attr = "schema_" if check == "schema" else check
-        return str(getattr(self.rules.severity, attr))
+        return self.rules.severity.get(check, "fail")
 
     def to_dict(self) -> dict[str, Any]:
-        doc = self.rules.model_dump(by_alias=True)
+        doc = self.rules.to_dict()
         return {
             "source": {"file": self.source.file, "commit": self.source.commit},
             "described": self.source.describe(),
@@ -166,9 +143,11 @@ def parse_policy(*, excerpt_toml: str | None, pyproject: str | None, commit: str
             continue
         if not isinstance(table, dict):
             raise UsageError(f"{name} at {(commit or '')[:12]}: the gate policy must be a table")
+        from excerpt.gate.policy_schema import validated
+
         try:
-            rules = GatePolicy.model_validate(table)
-        except pydantic.ValidationError as exc:
+            rules = validated(table)
+        except ValueError as exc:  # pydantic's ValidationError
             raise UsageError(_message(exc, name, commit)) from None
         return Policy(rules=rules, source=PolicySource(file=name, commit=commit))
     return Policy(source=PolicySource(file=None, commit=commit))
@@ -180,9 +159,12 @@ def _tool_gate(doc: dict[str, Any]) -> Any:
     return excerpt.get("gate") if isinstance(excerpt, dict) else None
 
 
-def _message(exc: pydantic.ValidationError, name: str, commit: str | None) -> str:
+def _message(exc: ValueError, name: str, commit: str | None) -> str:
+    import pydantic
+
     problems = []
-    for error in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False) if isinstance(exc, pydantic.ValidationError) else []
+    for error in errors:
         key = ".".join(str(p) for p in error["loc"])[:60]
         if error["type"] == "extra_forbidden":
             problems.append(f"unknown key gate.{key}")

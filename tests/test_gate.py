@@ -481,3 +481,31 @@ def test_a_gate_without_a_policy_loads_no_schema_library(tmp_path: Path) -> None
         [sys.executable, "-c", code, str(root)], env=env, capture_output=True, text=True
     ).stdout
     assert out.strip().splitlines()[-1] == "1 False"  # FAIL: a.py has no test; no pydantic
+
+
+def test_the_mcp_tool_gives_the_model_the_verdict_as_text_and_programs_the_report(
+    repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    import anyio
+    from mcp import Client
+
+    from excerpt.mcp.server import build_server
+
+    key = _aws_key()
+    root = repo({"app/keys.py": f'K = "{key}"\n'})
+
+    async def calls() -> list[object]:
+        async with Client(build_server(root, tmp_path / "cache")) as client:
+            text = await client.call_tool("gate_check", {})
+            machine = await client.call_tool("gate_check", {"format": "json"})
+            bad = await client.call_tool("gate_check", {"range": "HEAD..nowhere"})
+            return [text, machine, bad]
+
+    text, machine, bad = anyio.run(calls)
+    assert text.structured_content is None  # type: ignore[attr-defined]
+    body = text.content[0].text  # type: ignore[attr-defined]
+    assert body.startswith("excerpt gate: FAIL") and "Secret safety" in body
+    assert machine.structured_content["status"] == "FAIL"  # type: ignore[attr-defined]
+    assert bad.is_error and "names no commit" in bad.content[0].text  # type: ignore[attr-defined]
+    for result in (text, machine, bad):
+        assert key not in str(result)

@@ -69,7 +69,7 @@ PROPERTIES = {
     "index_status": set(),
     "harness_infer": {"use_ci"},
     "risk_classify": {"paths", "query"},
-    "gate_check": {"base", "range", "min_convergence", "validate"},
+    "gate_check": {"base", "range", "min_convergence", "validate", "format"},
 }
 REQUIRED = {
     "context_plan": ["task"],

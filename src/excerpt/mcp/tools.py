@@ -133,6 +133,13 @@ Validate = Annotated[
         "in the base commit's policy. Nothing is run.",
     ),
 ]
+GateFormat = Annotated[
+    Literal["md", "json"],
+    Field(
+        description="md (default): the verdict and each check's summary with its first "
+        "details, for the model. json: the full excerpt.gate/v1 report, for programs."
+    ),
+]
 
 
 async def context_plan(
@@ -239,6 +246,7 @@ async def gate_check(
     range: Range = None,
     min_convergence: MinConvergence = None,
     validate: Validate = None,
+    format: GateFormat = "md",
 ) -> CallToolResult:
     """Check the staged change (git's index, not the work tree) before proposing it:
     Secret safety, Schema controls, Version and changelog, Validation policy, Ownership and
@@ -255,7 +263,9 @@ async def gate_check(
         )  # fmt: skip
 
     report = await _call(gate)
-    return _result(render_text(report), report.to_dict())
+    if format == "json":
+        return _machine(report.to_dict())
+    return _text(render_text(report))
 
 
 # The tools, in the order ``tools/list`` gives them.

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from conftest import git_commit_all, write_tree
+from conftest import git, git_commit_all, write_tree
 from real_clients import (
     CLAUDE_VERSION,
     CLIENTS,
@@ -119,6 +119,8 @@ def excerpt_run(
     git_commit_all(repo)
     pack = cli_pack(repo, root / "cli-cache")  # its own cache: the client's run starts cold
     handle = pack["items"][0]["handle"]
+    write_tree(repo, {"deploy/.env": "TOKEN=1\n"})  # staged for gate_check
+    git(repo, "add", "deploy/.env")
     calls = [
         ToolCall("context_pack", {"task": TASK, "budget": BUDGET}),
         ToolCall("context_pack", {"task": TASK, "budget": BUDGET, "format": "json"}),
@@ -126,6 +128,7 @@ def excerpt_run(
         ToolCall("context_retrieve", {"handles": [handle]}),
         # no budget: the client's own default, known from the clientInfo it sent
         ToolCall("context_pack", {"task": TASK, "format": "json"}),
+        ToolCall("gate_check", {}),
     ]
     run = forwarded_tool_results(client, repo, root / "cache", calls, timeout=RUN_TIMEOUT)
     yield ExcerptRun(client, run, pack)
@@ -224,6 +227,18 @@ def test_context_retrieve_reaches_the_model_verbatim_and_within_the_budget(
     assert excerpt_run.pack["items"][0]["text"] in forwarded.text
     assert forwarded.truncation_markers() == []
     assert forwarded.size <= BUDGET, f"{forwarded.size} bytes forwarded"
+
+
+@pytest.mark.timeout(300)
+def test_gate_check_reaches_the_model_as_the_verdict_text(excerpt_run: ExcerptRun) -> None:
+    forwarded = excerpt_run.call(5)
+    assert forwarded.text.startswith("excerpt gate: FAIL — staged change against HEAD")
+    assert "FAIL  Secret safety" in forwarded.text and "deploy/.env" in forwarded.text
+    assert forwarded.truncation_markers() == []
+    assert forwarded.server_result is not None
+    content = forwarded.server_result.get("content") or []
+    assert [c.get("type") for c in content] == ["text"]
+    assert forwarded.text == content[0]["text"]
 
 
 # --------------------------------------------------------------------------- the clients

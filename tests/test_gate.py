@@ -509,3 +509,14 @@ def test_the_mcp_tool_gives_the_model_the_verdict_as_text_and_programs_the_repor
     assert bad.is_error and "names no commit" in bad.content[0].text  # type: ignore[attr-defined]
     for result in (text, machine, bad):
         assert key not in str(result)
+
+
+def test_a_test_s_helpers_are_not_product_code_for_convergence(
+    repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    change = {
+        "tests/helpers/__init__.py": "",
+        "tests/helpers/factories.py": "def make():\n    pass\n",
+    }
+    doc = _gate(repo(change), tmp_path)
+    assert doc["convergence"]["summary"] == "no source files changed"  # type: ignore[index]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from excerpt.cli.common import add_output, add_repo, command
+from excerpt.cli.common import add_output, add_repo, command, progress_for
 from excerpt.cli.output import emit
 from excerpt.errors import UsageError
 
@@ -75,7 +75,12 @@ def run(args: argparse.Namespace) -> int:
         policy = explain_policy(request).to_dict()
         emit(args, to_json(policy) if args.json else _explained(policy))
         return 0
-    report = run_gate(request)
+    bar = progress_for(args)
+    try:
+        report = run_gate(request, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
     emit(args, report.to_json() if args.json else render_text(report))
     return 1 if report.status == "FAIL" else 0
 

@@ -20,19 +20,22 @@ from excerpt.index.lang import by_name, is_test_path, language_of, rules_for_tes
 __all__ = ["check_convergence", "is_source_path"]
 
 
-# Code the repository carries but does not write: vendored, generated, built
-_NOT_WRITTEN = re.compile(
+# Code that is not the product's own: vendored, generated or built, or a test's helper or
+# fixture (under a test directory, though not named as a test)
+_NOT_PRODUCT = re.compile(
     r"(^|/)(vendor|vendored|third_party|thirdparty|node_modules|extern|external|generated|dist"
-    r"|build)/|\.min\.js$|_pb2\.py$|\.pb\.go$|\.generated\.|\.bundle\.js$"
+    r"|build|tests?|testing|testdata|spec|__tests__|fixtures)/"
+    r"|\.min\.js$|_pb2\.py$|\.pb\.go$|\.generated\.|\.bundle\.js$"
 )
 
 
 def is_source_path(path: str) -> bool:
-    """A file of a parsed language that is not a test, nor vendored or generated code."""
+    """A file of a parsed language that is the product's own code: not a test nor a test's
+    helper, not vendored or generated."""
     return (
         by_name(language_of(path)) is not None
         and not is_test_path(path)
-        and not _NOT_WRITTEN.search(path)
+        and not _NOT_PRODUCT.search(path)
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from excerpt.core import git
 from excerpt.discover.walk import resolve_root
@@ -17,7 +18,10 @@ from excerpt.gate.policy import Policy, parse_policy
 from excerpt.gate.report import GateReport
 from excerpt.gate.secret_safety import check_secrets
 
-__all__ = ["GateRequest", "explain_policy", "run_gate"]
+if TYPE_CHECKING:
+    from excerpt.index.build import ProgressFn
+
+__all__ = ["GateRequest", "explain_policy", "gate_salt", "run_gate"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,14 +102,16 @@ def _codeowners(top: Path, commit: str) -> tuple[str, str] | None:
     return None
 
 
-def _tested(top: Path, cache_dir: Path | None) -> tuple[set[str] | None, str | None]:
+def _tested(
+    top: Path, cache_dir: Path | None, progress: ProgressFn | None
+) -> tuple[set[str] | None, str | None]:
     """Files of the repository that a test is associated with, from its index."""
     from excerpt.core.settings import repo_cache_dir
     from excerpt.index.build import index_repository
     from excerpt.index.store import IndexStore
 
     try:
-        index_repository(top, cache_dir=cache_dir)
+        index_repository(top, cache_dir=cache_dir, progress=progress)
         with IndexStore.open(repo_cache_dir(top, cache_dir)) as store:
             edges = store.view().edges()
     except EnvironmentFault as exc:
@@ -146,8 +152,9 @@ def explain_policy(request: GateRequest) -> Policy:
     return _policy(top, change.base)
 
 
-def run_gate(request: GateRequest) -> GateReport:
-    """Every check of the change ``request`` names.
+def run_gate(request: GateRequest, progress: ProgressFn | None = None) -> GateReport:
+    """Every check of the change ``request`` names (``progress`` hears of the indexing the
+    convergence check needs, on a repository's first gate).
 
     Raises:
         UsageError: not a git work tree, a revision that names no commit, a bad range, or a
@@ -159,7 +166,7 @@ def run_gate(request: GateRequest) -> GateReport:
     policy = _policy(top, change.base)
     tested, unavailable = (None, None)
     if any(f.exists and is_source_path(f.path) for f in change.files):
-        tested, unavailable = _tested(top, request.cache_dir)
+        tested, unavailable = _tested(top, request.cache_dir, progress)
     checks = (
         check_secrets(change, policy, gate_salt(request.cache_dir)),
         check_schema(change, policy),

@@ -235,9 +235,8 @@ def credsweeper_corpus(
 
 
 def default_negative_roots() -> list[Path]:
-    roots = [Path(p) for p in sysconfig.get_paths()["purelib"].split(os.pathsep)]
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    return [*dict.fromkeys([*roots, stdlib])]
+    paths = sysconfig.get_paths()
+    return [*dict.fromkeys(Path(paths[k]) for k in ("purelib", "platlib", "stdlib"))]
 
 
 def _walk(root: Path) -> Iterator[Path]:

@@ -322,7 +322,7 @@ PROVIDERS: dict[str, Callable[[random.Random], Pairs]] = {
     "sendgrid": _simple("SENDGRID_API_KEY", ("SG.", URLSAFE, 22), (".", URLSAFE, 43)),
     "npm": _simple("NPM_TOKEN", ("npm_", ALNUM, 36)),
     "pypi": _pypi,
-    "huggingface": _simple("HF_TOKEN", ("hf_", ALNUM, 34)),
+    "huggingface": _simple("HF_TOKEN", ("hf_", string.ascii_letters, 34)),
     "digitalocean-pat": _simple("DIGITALOCEAN_TOKEN", ("dop_v1_", HEX, 64)),
     "shopify-access": _simple("SHOPIFY_ACCESS_TOKEN", ("shpat_", HEX, 32)),
     "shopify-shared-secret": _simple("SHOPIFY_SECRET", ("shpss_", HEX, 32)),

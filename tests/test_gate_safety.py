@@ -385,3 +385,19 @@ def test_the_leak_checks_find_a_canary_where_there_is_one(tmp_path: Path) -> Non
     problems = _cache_leaks(cache, values, {"plain", "words"}, tmp_path / "copies")
     assert any("cells hold ['npm-token']" in p for p in problems), problems
     assert any("qzpkvwtm" in p for p in problems), problems
+
+
+def test_a_cache_directory_inside_the_repository_is_refused_and_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SPEC §9: a cache directory that resolves inside the repository is refused. The gate
+    writes its fingerprint salt and (for source changes) the index into the cache, so it
+    must refuse before writing either."""
+    repo = _base_repo(tmp_path / "repo")
+    monkeypatch.setenv("EXCERPT_CACHE_DIR", str(repo / ".excerpt-cache"))
+    before = full_snapshot(repo)
+    code = main(["gate", "--staged", "--repo", str(repo)])
+    capsys.readouterr()
+    assert code in (2, 3)
+    assert not (repo / ".excerpt-cache").exists()
+    assert full_snapshot(repo) == before

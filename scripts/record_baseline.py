@@ -23,10 +23,12 @@ FILES = {
     "risk": "risk.json",
     "savings": "savings.json",
     "context": "context.json",
+    "gate": "gate.json",
 }
 # Suites whose floors are policy, not a measured baseline: the risk suite keeps accuracy 0.96
-# and every SPEC guard passing (1.0), whatever this run measures; its file is not rewritten.
-FIXED_FLOORS = {"risk"}
+# and every SPEC guard passing (1.0), the gate suite 1.0 everywhere (one regression fails it),
+# whatever this run measures; their files are not rewritten.
+FIXED_FLOORS = {"risk", "gate"}
 BEGIN, END = "<!-- eval-baseline:begin -->", "<!-- eval-baseline:end -->"
 
 

@@ -34,6 +34,12 @@ def register(sub: Any) -> None:
     p.add_argument("--context", action="store_true", help="six task categories, three ways")
     p.add_argument("--savings", metavar="REPO", help="token savings on a repository")
     p.add_argument(
+        "--gate",
+        action="store_true",
+        help="staged change-sets and commit ranges on fixture repositories: verdicts and named "
+        "checks vs expected",
+    )
+    p.add_argument(
         "--harness",
         action="store_true",
         help="inferred setup/validate commands vs expected; the shipped node, python and rust "
@@ -54,12 +60,14 @@ def run(args: argparse.Namespace) -> int:
     from excerpt.evals.runner import EvalReport, run_suites
     from excerpt.evals.savings import savings_for_repo
 
-    names = ["accuracy", "risk", "savings", "context"] if args.all else []
-    names += [n for n in ("accuracy", "context", "harness") if getattr(args, n) and n not in names]
+    names = ["accuracy", "risk", "savings", "context", "gate"] if args.all else []
+    names += [
+        n for n in ("accuracy", "context", "gate", "harness") if getattr(args, n) and n not in names
+    ]
     if args.accuracy and "risk" not in names:  # SPEC §10: --accuracy includes the risk cases
         names.append("risk")
     if not names and not args.savings:
-        raise UsageError("choose --accuracy, --context, --harness, --savings REPO or --all")
+        raise UsageError("choose --accuracy, --context, --gate, --harness, --savings REPO or --all")
     report = run_suites(names)
     if args.savings:
         tasks = _tasks(args.tasks) if args.tasks else None

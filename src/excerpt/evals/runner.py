@@ -10,7 +10,7 @@ from excerpt.evals.suites import Packer, SuiteResult, run_accuracy, run_context
 
 __all__ = ["SUITES", "EvalReport", "run_suites"]
 
-SUITES = ("accuracy", "risk", "savings", "context", "harness")
+SUITES = ("accuracy", "risk", "savings", "context", "gate", "harness")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,7 @@ def run_suites(names: Sequence[str], packer: Packer | None = None) -> EvalReport
     """Run suites by name, in the order of ``SUITES``, with the engine's own packer unless
     another (a test double) is given."""
     from excerpt.evals import suites
+    from excerpt.evals.gate_suite import run_gate_suite
     from excerpt.evals.harness_suite import run_harness
     from excerpt.evals.risk_suite import run_risk
     from excerpt.evals.savings import savings_suite  # the tokenizer loads only when needed
@@ -45,6 +46,7 @@ def run_suites(names: Sequence[str], packer: Packer | None = None) -> EvalReport
         "accuracy": run_accuracy,
         "risk": lambda _packer: run_risk(),  # classifies strings, needs no packer
         "context": run_context,
+        "gate": lambda _packer: run_gate_suite(),  # gates fixture changes, needs no packer
         "savings": savings_suite,
         "harness": lambda _packer: run_harness(),  # runs toolchains, needs no packer
     }

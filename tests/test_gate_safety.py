@@ -171,9 +171,14 @@ def test_the_gate_runs_nothing_the_repository_names_and_writes_nothing_in_it(
     out = capsys.readouterr().out
     assert "FAIL" in out and "Secret safety" in out  # the runs did check the change
     results = mcp_call(
-        repo, cache_dir, [("gate_check", {}), ("gate_check", {"range": "HEAD~1..HEAD"})]
+        repo,
+        cache_dir,
+        [
+            ("gate_check", {}),
+            ("gate_check", {"range": "HEAD~1..HEAD", "format": "json"}),
+        ],
     )
-    assert results[0].structured_content["status"] == "FAIL", everything(results[0])
+    assert results[0].content[0].text.startswith("excerpt gate: FAIL"), everything(results[0])
     assert results[1].structured_content["status"] == "PASS", everything(results[1])
     env = {**os.environ, "EXCERPT_CACHE_DIR": str(cache_dir)}
     proc = run_module("gate", "--staged", "--json", env=env, cwd=repo)  # from inside the repo
@@ -345,9 +350,16 @@ def test_canary_secrets_reach_no_output_log_or_cache_byte(
     found = {d["path"] for d in secrets["details"] if d.get("severity") == "fail"}
     assert len(found) == len(values), secrets  # every canary was caught, in its own file
     results = mcp_call(
-        repo, cache_dir, [("gate_check", {}), ("gate_check", {"range": "HEAD~1..HEAD"})]
+        repo,
+        cache_dir,
+        [
+            ("gate_check", {}),
+            ("gate_check", {"format": "json"}),
+            ("gate_check", {"range": "HEAD~1..HEAD", "format": "json"}),
+        ],
     )
-    assert all(res.structured_content["status"] == "FAIL" for res in results)
+    assert results[0].content[0].text.startswith("excerpt gate: FAIL")
+    assert all(res.structured_content["status"] == "FAIL" for res in results[1:])
     seen += [everything(res) for res in results]
     env = {**os.environ, "EXCERPT_CACHE_DIR": str(cache_dir)}
     proc = run_module("gate", "--staged", "--base", "HEAD~1", "--repo", r, env=env)

@@ -35,6 +35,7 @@ __all__ = [
     "resolve_commit",
     "run_git",
     "staged_paths",
+    "tree_paths",
     "work_tree_top",
 ]
 
@@ -387,3 +388,17 @@ def merge_base(top: Path, a: str, b: str) -> str | None:
     if proc.returncode not in (0, 1):
         raise GitFault(refusal(proc.stderr) or _first_line(proc.stderr) or "git merge-base failed")
     return proc.stdout.decode("ascii", "replace").strip() or None
+
+
+def tree_paths(top: Path, commit: str | None, *, index_file: Path | None = None) -> set[str]:
+    """Every file path (relative to ``top``) of ``commit``'s tree, or of git's index when
+    ``commit`` is None (what a commit made now would hold): objects only, no work-tree read.
+
+    Raises:
+        GitFault: git failed.
+    """
+    if commit is None:
+        proc = run_git(top, "ls-files", "-z", "--cached", "--full-name", index_file=index_file)
+    else:
+        proc = run_git(top, "ls-tree", "-r", "-z", "--name-only", "--full-tree", commit)
+    return {p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p}

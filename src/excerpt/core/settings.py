@@ -33,6 +33,7 @@ __all__ = [
     "cache_root",
     "glob_problem",
     "parse_settings",
+    "refuse_cache_inside",
     "repo_cache_dir",
 ]
 
@@ -73,10 +74,31 @@ def cache_root() -> Path:
 
 
 def repo_cache_dir(root: Path, base: Path | None = None) -> Path:
-    """The cache directory of one repository: keyed by its resolved absolute path."""
+    """The cache directory of one repository: keyed by its resolved absolute path.
+
+    Raises:
+        CacheFault: the cache would lie inside the repository (excerpt never writes there).
+    """
+    top = base or cache_root()
+    refuse_cache_inside(root, top)
     key = hashlib.sha256(os.fsencode(root)).hexdigest()[:20]
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in root.name)[:40] or "root"
-    return (base or cache_root()) / "repos" / f"{name}-{key}"
+    return top / "repos" / f"{name}-{key}"
+
+
+def refuse_cache_inside(root: Path, cache: Path) -> None:
+    """Refuse a cache directory at or under the repository ``root``.
+
+    Raises:
+        CacheFault: ``cache`` (symlinks resolved) is ``root`` or lies under it.
+    """
+    where = Path(os.path.realpath(cache))
+    repo = Path(os.path.realpath(root))
+    if where == repo or where.is_relative_to(repo):
+        raise CacheFault(
+            f"the cache directory {cache} lies inside the repository {root}, and excerpt never "
+            "writes inside a repository: set EXCERPT_CACHE_DIR to a directory outside it"
+        )
 
 
 # -- the repository's settings --------------------------------------------------------------

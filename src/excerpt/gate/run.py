@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from excerpt.core import git
+from excerpt.core.settings import cache_root, refuse_cache_inside
 from excerpt.discover.walk import resolve_root
 from excerpt.errors import EnvironmentFault, UsageError
 from excerpt.gate.change import Change, read_change
@@ -103,9 +104,10 @@ def _codeowners(top: Path, commit: str) -> tuple[str, str] | None:
 
 
 def _tested(
-    top: Path, cache_dir: Path | None, progress: ProgressFn | None
+    top: Path, cache_dir: Path | None, progress: ProgressFn | None, tracked: set[str]
 ) -> tuple[set[str] | None, str | None]:
-    """Files of the repository that a test is associated with, from its index."""
+    """Files of the repository that a test is associated with, from its index: a test that
+    is in ``tracked`` (the tree being checked), so an untracked test file does not count."""
     from excerpt.core.settings import repo_cache_dir
     from excerpt.index.build import index_repository
     from excerpt.index.store import IndexStore
@@ -116,16 +118,23 @@ def _tested(
             edges = store.view().edges()
     except EnvironmentFault as exc:
         return None, exc.message
-    return {dst for _src, dst, kind in edges if kind == "tests"}, None
+    return {dst for src, dst, kind in edges if kind == "tests" and src in tracked}, None
 
 
-def gate_salt(cache_dir: Path | None = None) -> bytes | None:
+def gate_salt(top: Path, cache_dir: Path | None = None) -> bytes | None:
     """This installation's fingerprint salt (32 random bytes in the cache, made once, 0600);
-    None when the cache cannot hold it (findings then carry no fingerprint)."""
-    from excerpt.core.settings import cache_root
+    None when the cache cannot hold it (findings then carry no fingerprint).
 
+    Raises:
+        CacheFault: the cache lies inside the repository at ``top``.
+    """
     try:
-        path = (cache_dir or cache_root()) / "gate-salt"
+        root = cache_dir or cache_root()
+    except EnvironmentFault:
+        return None
+    refuse_cache_inside(top, root)
+    try:
+        path = root / "gate-salt"
         try:
             data = path.read_bytes()
         except FileNotFoundError:
@@ -162,13 +171,16 @@ def run_gate(request: GateRequest, progress: ProgressFn | None = None) -> GateRe
         EnvironmentFault: git cannot be run or refuses the repository.
     """
     top = _top(request.repo)
+    refuse_cache_inside(top, request.cache_dir or cache_root())
     change = _read(request, top)
     policy = _policy(top, change.base)
     tested, unavailable = (None, None)
     if any(f.exists and is_source_path(f.path) for f in change.files):
-        tested, unavailable = _tested(top, request.cache_dir, progress)
+        index_file = _index_file(top) if change.head is None else None
+        tracked = git.tree_paths(top, change.head, index_file=index_file)
+        tested, unavailable = _tested(top, request.cache_dir, progress, tracked)
     checks = (
-        check_secrets(change, policy, gate_salt(request.cache_dir)),
+        check_secrets(change, policy, gate_salt(top, request.cache_dir)),
         check_schema(change, policy),
         check_version(change, policy),
         check_validation(change, policy, request.validate),

@@ -230,3 +230,19 @@ def test_the_hostile_scripts_do_run_under_plain_git(tmp_path: Path) -> None:
         os.close(primary)
         os.close(secondary)
     assert {p.name for p in markers.iterdir()} == ALL_MARKERS
+
+
+@pytest.mark.parametrize("command", [["index"], ["pack", "refund retry"], ["plan", "refund"]])
+def test_a_cache_directory_inside_the_repository_is_refused_before_any_write(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+) -> None:
+    repo = build_repo(tmp_path)
+    monkeypatch.setenv("EXCERPT_CACHE_DIR", str(repo / "build" / "cache"))
+    before = full_snapshot(repo)
+    assert main([*command, "--repo", str(repo)]) == 3
+    err = capsys.readouterr().err
+    assert "lies inside the repository" in err and "EXCERPT_CACHE_DIR" in err
+    assert full_snapshot(repo) == before

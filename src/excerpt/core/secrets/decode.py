@@ -1,8 +1,8 @@
 """Bytes to text for scanning: a file in any common encoding is scanned, never skipped.
 
 A byte-order mark decides (UTF-8, UTF-16 LE/BE, UTF-32 LE/BE); else strict UTF-8; else
-UTF-16 without a mark when the NUL bytes fall on every other position (ASCII text in
-UTF-16); else latin-1, which decodes any bytes (an ASCII secret keeps its characters).
+UTF-32 or UTF-16 without a mark when the NUL bytes fall in the pattern ASCII text makes in
+them; else latin-1, which decodes any bytes (an ASCII secret keeps its characters).
 Bytes with a NUL in their first 8 KiB that are none of these are binary.
 """
 
@@ -22,18 +22,21 @@ _BOMS = (  # UTF-32 first: its LE mark begins with UTF-16 LE's
 )
 
 
-def _utf16_without_bom(head: bytes) -> str | None:
-    """``utf-16-le``/``-be`` when NULs sit on one parity of positions only and make up
-    most of it (mostly-ASCII UTF-16 text), else None."""
-    even = head[0::2]
-    odd = head[1::2]
-    if len(odd) < 2:
-        return None
-    even_nul, odd_nul = even.count(0), odd.count(0)
-    if odd_nul >= 0.4 * len(odd) and even_nul <= 0.05 * len(even):
-        return "utf-16-le"
-    if even_nul >= 0.4 * len(even) and odd_nul <= 0.05 * len(odd):
-        return "utf-16-be"
+def _wide_without_bom(head: bytes) -> str | None:
+    """UTF-32 or UTF-16 (LE or BE) when NULs fill all but one byte position of each code
+    unit and that position is never NUL (mostly-ASCII text in a wide encoding), else None."""
+    for width, little, big in ((4, "utf-32-le", "utf-32-be"), (2, "utf-16-le", "utf-16-be")):
+        usable = len(head) - len(head) % width
+        if usable < 2 * width:
+            continue
+        columns = [head[i:usable:width] for i in range(width)]
+        units = len(columns[0])
+        nul = [column.count(0) for column in columns]
+        for text_at, codec in ((0, little), (width - 1, big)):
+            rest = [nul[i] for i in range(width) if i != text_at]
+            floor = 0.95 if width == 4 else 0.4  # UTF-32: three NULs in each ASCII unit
+            if nul[text_at] <= 0.05 * units and min(rest) >= floor * units:
+                return codec
     return None
 
 
@@ -44,7 +47,7 @@ def decode_for_scan(data: bytes) -> str | None:
             return data[len(bom) :].decode(codec, "replace")
     head = data[:_SNIFF]
     if b"\0" in head:
-        wide = _utf16_without_bom(head)
+        wide = _wide_without_bom(head)
         return None if wide is None else data.decode(wide, "replace")
     try:
         return data.decode("utf-8")

@@ -50,10 +50,34 @@ _STOPWORDS = frozenset(
         "required", "optional", "hidden", "masked", "default",
     )
 )  # fmt: skip
+# a value holding one of these names or marks a fixture, not a credential
+_NAMING = re.compile(r"passw(?:or)?d|secret|token|dummy|fake|mock|sample|test")
 _SAME_RUN = re.compile(r"(.)\1{5,}")
 _WORDISH = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]{1,3}|[^A-Za-z0-9\s]+|\s+")
-_VOWELS = frozenset("aeiouyAEIOUY")
-_CONSONANT_RUN = re.compile(r"[^aeiouy0-9\W_]{4,}", re.I)
+_VOWELS = frozenset("aeiouAEIOU")
+_CONSONANT_RUN = re.compile(r"[^aeiouy0-9\W_]{3,}", re.I)
+_CLUSTERS = frozenset(
+    [
+        "str",
+        "tch",
+        "sch",
+        "chr",
+        "ngth",
+        "nst",
+        "ndl",
+        "ngs",
+        "nts",
+        "rst",
+        "rch",
+        "ght",
+        "thr",
+        "mpl",
+        "ntr",
+        "ckn",
+    ]
+)
+_RARE = re.compile(r"[jqxz]", re.I)
+_HEX_ONLY = re.compile(r"[a-f]+", re.I)
 
 
 def entropy(text: str) -> float:
@@ -97,19 +121,30 @@ def is_placeholder(secret: str, *, generic: bool = False) -> bool:
     for generic rules also a bare word naming the value (``password``, ``null``)."""
     if _PLACEHOLDER.search(secret) or _SAME_RUN.search(secret) or _sequential(secret):
         return True
-    return generic and secret.strip("\"'").lower() in _STOPWORDS
+    if not generic:
+        return False
+    low = secret.strip("\"'").lower()
+    return low in _STOPWORDS or _NAMING.search(low) is not None
 
 
 def _wordlike(piece: str) -> bool:
-    """A piece a tokenizer is likely to hold whole: a short pronounceable word."""
-    if not piece.isalpha() or len(piece) > 12:
+    """A piece a tokenizer is likely to hold whole: a short pronounceable word (vowels a
+    quarter to three fifths of it, no rare letter in a short one, no three consonants in a
+    row but common clusters and doubled letters, not only the letters of hexadecimal)."""
+    if not piece.isalpha() or len(piece) > 12 or (piece.isupper() and len(piece) > 4):
         return False
-    if piece.isupper() and len(piece) > 4:
-        return False
+    if len(piece) < 3:
+        return True
     vowels = sum(1 for c in piece if c in _VOWELS)
-    if len(piece) >= 3 and not 0.2 <= vowels / len(piece) <= 0.7:
+    if not 0.25 <= vowels / len(piece) <= 0.6:
         return False
-    return _CONSONANT_RUN.search(piece) is None
+    if (len(piece) < 6 and _RARE.search(piece)) or (len(piece) >= 4 and _HEX_ONLY.fullmatch(piece)):
+        return False
+    run = _CONSONANT_RUN.search(piece)
+    if run is None:
+        return True
+    letters = run.group().lower()
+    return letters in _CLUSTERS or any(a == b for a, b in itertools.pairwise(letters))
 
 
 def approximate_tokens(text: str) -> int:
@@ -129,6 +164,9 @@ def is_prose(secret: str, tokens: Callable[[str], int]) -> bool:
     return len(secret) >= PROSE_CHARS_PER_TOKEN * max(tokens(secret), 1)
 
 
+_WHITESPACE = str.maketrans("\t\r\n", "   ")
+
+
 def _b64decode(text: str) -> bytes | None:
     padded = text + "=" * (-len(text) % 4)
     try:
@@ -146,7 +184,7 @@ def printable_base64(text: str) -> str | None:
         decoded = raw.decode("ascii")
     except UnicodeDecodeError:
         return None
-    return decoded if decoded.isprintable() or decoded.strip().isprintable() else None
+    return decoded if decoded.translate(_WHITESPACE).isprintable() else None
 
 
 def basic_credential(secret: str, _match: str) -> bool:

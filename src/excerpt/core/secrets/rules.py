@@ -58,10 +58,10 @@ def _p(
 
 
 def _generic(rule_id: str, keywords: str, names: str, description: str, prefilter: str) -> Rule:
-    """``NAME = "value"`` (any quote, ``:``, ``=>``, ``:=``, ``,``) or an unquoted
+    """``NAME = "value"`` (any quote, ``:``, ``=>``, ``:=``) or an unquoted
     ``NAME=value`` / ``name: value`` line, where NAME contains one of ``names``."""
     quoted = (
-        rf"(?:{names})[\w.-]{{0,40}}[\"']?\s*(?::=|=>|==|=|:|,)\s*[a-z]?[\"'\x60]"
+        rf"(?:{names})[\w.-]{{0,40}}[\"']?\s*(?::=|=>|==|=|:)\s*[a-z]?[\"'\x60]"
         rf"([^\"'\x60\s]{{8,200}})[\"'\x60]"
     )
     bare = (
@@ -276,8 +276,8 @@ _GENERIC: tuple[Rule, ...] = (
              r"password|passwd|passphrase|pwd|(?:\b|_)pass(?:\b|_)",
              "A password assigned to a password-named key",
              r"passw|passphrase|pwd|[_.-]pass\b|\bpass[_.-]"),
-    _generic("generic-secret", "secret", r"secret", "A value assigned to a secret-named key",
-             "secret"),
+    _generic("generic-secret", "secret credential", r"secret|credential",
+             "A value assigned to a secret- or credential-named key", "secret|credential"),
     _generic("generic-token", "token auth",
              r"token|auth(?:[_.-]|key|orization|entication|\b)",
              "A value assigned to a token- or auth-named key",

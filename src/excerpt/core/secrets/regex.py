@@ -3,7 +3,9 @@ else Python's backtracking ``re`` with bounded inputs (the scanner caps line len
 windows for it).
 
 Every pattern is written in the common subset of both (no lookaround, no backreferences,
-counted repetition at most 1000), so the two engines find the same matches. Patterns run on
+counted repetition at most 1000), so the two engines find the same matches (but that RE2
+drops repetition bounds above 64, see ``_unbounded``: a longer run is still matched there).
+Patterns run on
 UTF-8 bytes: RE2 then reports byte offsets as they are (over ``str`` it converts every
 offset, which costs the length of the text each time), and ``re`` over bytes has the same
 ASCII ``\\b``, ``\\w`` and ``\\s`` as RE2. Matches come back as the spans of all groups
@@ -28,6 +30,18 @@ LINEAR = _re2 is not None  # whether patterns run in linear time (RE2)
 Spans = Sequence[tuple[int, int]]  # of group 0, 1, ...; (-1, -1) for a group not taken
 
 
+_WIDE_REPEAT = re.compile(r"\{(\d+),(\d+)\}")
+
+
+def _unbounded(source: str) -> str:
+    """``{m,n}`` with a large ``n`` as ``{m,}`` for RE2: it compiles a counted repetition
+    into ``n`` copies (slow to build), and linear matching needs no bound. The bounds are
+    there for ``re``, where they cap backtracking."""
+    return _WIDE_REPEAT.sub(
+        lambda m: f"{{{m.group(1)},}}" if int(m.group(2)) > 64 else m.group(), source
+    )
+
+
 class Pattern:
     """A compiled pattern over bytes, on either engine."""
 
@@ -36,7 +50,7 @@ class Pattern:
     def __init__(self, source: str, *, linear: bool) -> None:
         self.source = source
         self.linear = linear and _re2 is not None
-        data = source.encode("utf-8")
+        data = (_unbounded(source) if self.linear else source).encode("utf-8")
         self._re: re.Pattern[bytes] | None = None
         self._match: Any = None
         if self.linear:

@@ -37,6 +37,7 @@ _KEY_BODY_JUNK = re.compile(rb"\\[nr]|[\"'`+,;()]")  # a key inside string liter
 _BASE64_LINE = re.compile(rb"[A-Za-z0-9+/=]*")
 _ESCAPED = re.compile(r"\\u00([2-7][0-9a-fA-F])|\\/")
 _ALLOW = ALLOW_MARK.encode()
+_KEYWORDS = tuple(dict.fromkeys(k.encode() for rule in RULES for k in rule.keywords))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,12 +55,21 @@ class Finding:
 @dataclass(frozen=True, slots=True)
 class _Compiled:
     rules: tuple[Rule, ...]
-    patterns: tuple[Pattern, ...]
+    compiled: list[Pattern | None]  # each rule's pattern, compiled the first time it runs
     prefilter: Pattern  # every rule's keywords (or prefilter fragments), one pass
     keyword_pass: Pattern  # the literal keywords, longest first
     by_keyword: dict[bytes, tuple[int, ...]]  # a keyword found -> rules to run (its own and
-    # those of the keywords inside it, which a non-overlapping pass does not report)
+    # those of the keywords inside it, which a non-overlapping pass does not report), filled
+    # as keywords are found
     linear: bool
+
+    def pattern(self, index: int) -> Pattern:
+        found = self.compiled[index]
+        if found is None:
+            found = self.compiled[index] = compile_pattern(
+                self.rules[index].pattern, linear=self.linear
+            )
+        return found
 
 
 def _fragments(rule: Rule) -> tuple[str, ...]:
@@ -68,21 +78,16 @@ def _fragments(rule: Rule) -> tuple[str, ...]:
 
 @functools.cache
 def compiled(linear: bool = LINEAR) -> _Compiled:
-    """The rule table compiled for one engine (cached: compiled on first use)."""
+    """The rule table for one engine: its keyword passes compiled now, and each rule's
+    pattern when first needed (a pack scans a few files, and most rules never run)."""
     fragments = dict.fromkeys(f for rule in RULES for f in _fragments(rule))
     keywords = sorted({k for rule in RULES for k in rule.keywords}, key=lambda k: (-len(k), k))
-    by_keyword = {
-        k.encode(): tuple(
-            i for i, rule in enumerate(RULES) if any(inner in k for inner in rule.keywords)
-        )
-        for k in keywords
-    }
     return _Compiled(
         rules=RULES,
-        patterns=tuple(compile_pattern(r.pattern, linear=linear) for r in RULES),
+        compiled=[None] * len(RULES),
         prefilter=compile_pattern("|".join(fragments), linear=linear),
         keyword_pass=compile_pattern("|".join(re.escape(k) for k in keywords), linear=linear),
-        by_keyword=by_keyword,
+        by_keyword={},
         linear=linear,
     )
 
@@ -99,10 +104,19 @@ def _rules_on(engine: _Compiled, low: bytes) -> list[int]:
     """The rules whose keywords occur in a lower-cased line, in table order (a long line is
     searched for each keyword: one pass per keyword beats a match object per hit)."""
     if len(low) > _MAX_LINE:
-        found = {k for k in engine.by_keyword if k in low}
+        found = {k for k in _KEYWORDS if k in low}
     else:
         found = set(engine.keyword_pass.findall(low))
-    return sorted({i for k in found for i in engine.by_keyword[k]})
+    rules: set[int] = set()
+    for keyword in found:
+        indices = engine.by_keyword.get(keyword)
+        if indices is None:
+            word = keyword.decode()
+            indices = engine.by_keyword[keyword] = tuple(
+                i for i, rule in enumerate(engine.rules) if any(k in word for k in rule.keywords)
+            )
+        rules.update(indices)
+    return sorted(rules)
 
 
 def _preview(secret: str) -> str:
@@ -170,7 +184,7 @@ class _Scan:
         """The findings of one rule on one line; ``taken`` holds the spans already reported
         on it (a span an earlier rule reported is not reported again)."""
         rule = self.engine.rules[index]
-        pattern = self.engine.patterns[index]
+        pattern = self.engine.pattern(index)
         found = looked = 0
         for offset, part in self.parts(rule, line, low, number):
             for spans in pattern.spans(part):

@@ -195,7 +195,7 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     "url-credentials": (
         'DATABASE_URL = "postgres://app:{B62*16}@db.internal:5432/app"',
         ("postgres://app:${DB_PASSWORD}@db/app", "postgres://postgres:postgres@localhost/db",
-         "https://user:password@example.com/"),
+         "https://user:password@example.com/", "Url('https://foo.com:123,foo:bar@bar.com/path')"),
     ),
     "connection-string-password": (
         "Server=db.internal;Database=app;User Id=app;Password={B62*16};",
@@ -224,7 +224,7 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     "generic-token": (
         'auth_token = "{B62*32}"',
         ('token_type = "refresh_token_expired"', 'token = "<your-token>"',
-         "token = m.group(1)", 'author = "Georg Brandl"'),
+         "token = m.group(1)", 'author = "Georg Brandl"', "_TOKEN_REF = r'[A-Z]\\w*'"),
     ),
     "generic-api-key": (
         "API_KEY={B62*32}",

@@ -51,6 +51,8 @@ _STOPWORDS = frozenset(
 )  # fmt: skip
 # a value holding one of these names or marks a fixture, not a credential
 _NAMING = re.compile(r"passw(?:or)?d|secret|token|dummy|fake|mock|sample|test")
+# a regular expression or a call, not a value
+_CODE = re.compile(r"\\[wdsb]|\(\?|\[\^|^[\[(]|\)$")
 _SAME_RUN = re.compile(r"(.)\1{5,}")
 _WORDISH = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]{1,3}|[^A-Za-z0-9\s]+|\s+")
 _VOWELS = frozenset("aeiouAEIOU")
@@ -117,13 +119,14 @@ def _sequential(text: str) -> bool:
 def is_placeholder(secret: str, *, generic: bool = False) -> bool:
     """A template value, not a secret: ``EXAMPLE``, ``xxxx``, ``${VAR}``, ``{{ var }}``,
     ``<your-key>``, ``changeme``, ``dummy``, a run of one character, a sequential alphabet;
-    for generic rules also a bare word naming the value (``password``, ``null``)."""
+    for generic rules also a word naming the value (``password``, ``null``, ``test``) or
+    a regular expression."""
     if _PLACEHOLDER.search(secret) or _SAME_RUN.search(secret) or _sequential(secret):
         return True
     if not generic:
         return False
     low = secret.strip("\"'").lower()
-    return low in _STOPWORDS or _NAMING.search(low) is not None
+    return low in _STOPWORDS or _NAMING.search(low) is not None or _CODE.search(low) is not None
 
 
 def _wordlike(piece: str) -> bool:

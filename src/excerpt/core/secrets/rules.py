@@ -253,7 +253,7 @@ _STRUCTURAL: tuple[Rule, ...] = (
     _p("jwt", "eyj", rf"\b(eyJ[{_URL}]{{10,}}\.eyJ[{_URL}]{{10,}}\.[{_URL}]{{16,}}){_END}",
        "JSON Web Token", check=jwt_token),
     _p("url-credentials", "://",
-       r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://([^\s/:@'\"\x60<>]{0,64}):([^\s/@'\"\x60<>]{3,128})@"
+       r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://([^\s/:@'\"\x60<>]{0,64}):([^\s/:@'\"\x60<>]{3,128})@"
        r"[A-Za-z0-9\[][A-Za-z0-9.:\]-]{0,253}",
        "Credentials inside a URL (scheme://user:password@host)", 2.0,
        stopwords=True, check=url_password),

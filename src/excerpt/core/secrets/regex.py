@@ -60,7 +60,10 @@ class Pattern:
             options.log_errors = False
             compiled = _re2.compile(data, options)
             self.groups: int = compiled.groups
-            self._match = compiled._regexp.Match  # (anchor, text, pos, endpos) -> spans
+            # (anchor, text, pos, endpos) -> spans; the module's match objects otherwise
+            self._match = getattr(getattr(compiled, "_regexp", None), "Match", None)
+            if self._match is None or _UNANCHORED is None:
+                self._match = _public_match(compiled)
         else:
             self._re = re.compile(data)
             self.groups = self._re.groups
@@ -95,7 +98,20 @@ class Pattern:
         return [data[s[0][0] : s[0][1]] for s in self.spans(data)]
 
 
-_UNANCHORED = None if _re2 is None else _re2._Anchor.UNANCHORED
+_UNANCHORED = getattr(getattr(_re2, "_Anchor", None), "UNANCHORED", None)
+
+
+def _public_match(compiled: Any) -> Any:
+    """The group spans of a search through RE2's public API, shaped as its inner one."""
+    count = compiled.groups + 1
+
+    def match(_anchor: object, data: bytes, pos: int, end: int) -> Spans:
+        found = compiled.search(data, pos, end)
+        if found is None:
+            return [(-1, -1)]
+        return [found.span(i) for i in range(count)]
+
+    return match
 
 
 def compile_pattern(source: str, *, linear: bool = LINEAR) -> Pattern:

@@ -1,0 +1,230 @@
+"""What a candidate must pass to be reported: not a placeholder, enough entropy, not prose,
+and for some formats a structural check (a JWT's header is JSON, a Basic credential decodes
+to ``user:password``).
+
+The natural-language filter: a candidate whose characters average 2.5 or more per o200k
+token is text a tokenizer has seen (words, identifiers, paths), not a random key. Exact
+counts need the o200k vocabulary (about a second to load), so a caller that must stay fast
+passes ``approximate_tokens``, a vocabulary-free estimate that errs towards "not prose":
+it splits a candidate the way o200k's pre-tokenizer does and charges each piece that does
+not look like a word one token per two characters.
+"""
+
+from __future__ import annotations
+
+import binascii
+import itertools
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+
+__all__ = [
+    "PROSE_CHARS_PER_TOKEN",
+    "approximate_tokens",
+    "basic_credential",
+    "discord_token",
+    "entropy",
+    "is_placeholder",
+    "is_prose",
+    "jwt_token",
+    "printable_base64",
+    "url_password",
+]
+
+PROSE_CHARS_PER_TOKEN = 2.5
+
+_PLACEHOLDER = re.compile(
+    r"example|xxxx|\*\*\*|\.\.\.|changeme|change_me|change-me|dummy|placeholder|"
+    r"your[_ -]|yourkey|yourtoken|yoursecret|sample|redacted|insert[_ -]|replace[_ -]?me|"
+    r"\$\{|\$\(|\{\{|\}\}|<|>|%\(|%s\b",
+    re.I,
+)
+# values that name a thing instead of being one (generic rules)
+_STOPWORDS = frozenset(
+    (
+        "password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "apikey",
+        "api_key", "null", "none", "nil", "undefined", "true", "false", "empty", "string",
+        "required", "optional", "hidden", "masked", "default",
+    )
+)  # fmt: skip
+# a value holding one of these names or marks a fixture, not a credential
+_NAMING = re.compile(r"passw(?:or)?d|secret|token|dummy|fake|mock|sample|test")
+# a regular expression or a call, not a value
+_CODE = re.compile(r"\\[wdsb]|\(\?|\[\^|^[\[(]|\)$")
+_SAME_RUN = re.compile(r"(.)\1{5,}")
+_WORDISH = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]{1,3}|[^A-Za-z0-9\s]+|\s+")
+_VOWELS = frozenset("aeiouAEIOU")
+_CONSONANT_RUN = re.compile(r"[^aeiouy0-9\W_]{3,}", re.I)
+_CLUSTERS = frozenset(
+    [
+        "str",
+        "tch",
+        "sch",
+        "chr",
+        "ngth",
+        "nst",
+        "ndl",
+        "ngs",
+        "nts",
+        "rst",
+        "rch",
+        "ght",
+        "thr",
+        "mpl",
+        "ntr",
+        "ckn",
+    ]
+)
+_RARE = re.compile(r"[jqxz]", re.I)
+_HEX_ONLY = re.compile(r"[a-f]+", re.I)
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy of ``text`` in bits per character (0 for empty text)."""
+    if not text:
+        return 0.0
+    total = len(text)
+    return -sum(n / total * math.log2(n / total) for n in Counter(text).values())
+
+
+def _runs_of_four() -> frozenset[str]:
+    alphabets = ("abcdefghijklmnopqrstuvwxyz", "0123456789")
+    grams = {a[i : i + 4] for a in alphabets for i in range(len(a) - 3)}
+    return frozenset(grams | {g[::-1] for g in grams})
+
+
+_RUNS_OF_FOUR = _runs_of_four()  # a quick no for almost every real secret
+
+
+def _sequential(text: str) -> bool:
+    """Whether ``text`` holds a sequential alphabet: characters stepping by +1 or -1
+    (``abcdef``, ``123456``, ``ZYXWVU``, case-insensitively), six in a row or four making
+    half of it."""
+    low = text.lower()
+    if not any(low[i : i + 4] in _RUNS_OF_FOUR for i in range(len(low) - 3)):
+        return False
+    run = min(6, max(4, (len(low) + 1) // 2))
+    up = down = 1
+    for a, b in itertools.pairwise(low):
+        step = ord(b) - ord(a)
+        up = up + 1 if step == 1 else 1
+        down = down + 1 if step == -1 else 1
+        if up >= run or down >= run:
+            return True
+    return False
+
+
+def is_placeholder(secret: str, *, generic: bool = False) -> bool:
+    """A template value, not a secret: ``EXAMPLE``, ``xxxx``, ``${VAR}``, ``{{ var }}``,
+    ``<your-key>``, ``changeme``, ``dummy``, a run of one character, a sequential alphabet;
+    for generic rules also a word naming the value (``password``, ``null``, ``test``) or
+    a regular expression."""
+    if _PLACEHOLDER.search(secret) or _SAME_RUN.search(secret) or _sequential(secret):
+        return True
+    if not generic:
+        return False
+    low = secret.strip("\"'").lower()
+    return low in _STOPWORDS or _NAMING.search(low) is not None or _CODE.search(low) is not None
+
+
+def _wordlike(piece: str) -> bool:
+    """A piece a tokenizer is likely to hold whole: a short pronounceable word (vowels a
+    quarter to three fifths of it, no rare letter in a short one, no three consonants in a
+    row but common clusters and doubled letters, not only the letters of hexadecimal)."""
+    if not piece.isalpha() or len(piece) > 12 or (piece.isupper() and len(piece) > 4):
+        return False
+    if len(piece) < 3:
+        return True
+    vowels = sum(1 for c in piece if c in _VOWELS)
+    if not 0.25 <= vowels / len(piece) <= 0.6:
+        return False
+    if (len(piece) < 6 and _RARE.search(piece)) or (len(piece) >= 4 and _HEX_ONLY.fullmatch(piece)):
+        return False
+    run = _CONSONANT_RUN.search(piece)
+    if run is None:
+        return True
+    letters = run.group().lower()
+    return letters in _CLUSTERS or any(a == b for a, b in itertools.pairwise(letters))
+
+
+def approximate_tokens(text: str) -> int:
+    """A vocabulary-free o200k token estimate that tends to count too many rather than too
+    few: a word-like piece is one token, any other piece one per two characters."""
+    total = 0
+    for piece in _WORDISH.findall(text):
+        if len(piece) <= 2 or _wordlike(piece):
+            total += 1
+        else:
+            total += (len(piece) + 1) // 2
+    return max(total, 1)
+
+
+def is_prose(secret: str, tokens: Callable[[str], int]) -> bool:
+    """Whether ``secret`` reads as language (>= 2.5 characters per token)."""
+    return len(secret) >= PROSE_CHARS_PER_TOKEN * max(tokens(secret), 1)
+
+
+_WHITESPACE = str.maketrans("\t\r\n", "   ")
+
+
+def _b64decode(text: str) -> bytes | None:
+    """``text`` as standard or URL-safe base64, padded if need be; None if it is not."""
+    padded = (text + "=" * (-len(text) % 4)).replace("-", "+").replace("_", "/")
+    try:
+        return binascii.a2b_base64(padded.encode("ascii"), strict_mode=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        return None
+
+
+def printable_base64(text: str) -> str | None:
+    """``text`` decoded from base64 when that gives printable ASCII text, else None."""
+    raw = _b64decode(text.rstrip("="))
+    if raw is None or not raw:
+        return None
+    try:
+        decoded = raw.decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    return decoded if decoded.translate(_WHITESPACE).isprintable() else None
+
+
+def basic_credential(secret: str, _match: str) -> bool:
+    """A Basic credential: base64 of ``user:password`` with a real password."""
+    decoded = printable_base64(secret)
+    if decoded is None or ":" not in decoded:
+        return False
+    user, _, password = decoded.partition(":")
+    return bool(user) and len(password) >= 3 and not is_placeholder(password, generic=True)
+
+
+def jwt_token(secret: str, _match: str) -> bool:
+    """A JWT whose header is JSON naming an algorithm, and whose payload is not a
+    documentation sample."""
+    header, payload, *_ = [*secret.split("."), "", ""]
+    head = _b64decode(header.rstrip("="))
+    body = _b64decode(payload.rstrip("="))
+    try:
+        parsed = json.loads(head or b"")
+        claims = (body or b"").decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    if not isinstance(parsed, dict) or "alg" not in parsed:
+        return False
+    low = claims.lower()
+    return not ("john doe" in low or "1234567890" in low or is_placeholder(claims))
+
+
+def discord_token(secret: str, _match: str) -> bool:
+    """A Discord bot token's first part is the base64 of the bot's numeric id."""
+    decoded = printable_base64(secret.split(".", 1)[0])
+    return decoded is not None and decoded.isdigit() and len(decoded) >= 17
+
+
+def url_password(secret: str, match: str) -> bool:
+    """A URL's password, unless it repeats the user name (``guest:guest``, a local default)
+    or the host is a documentation one."""
+    user = match.partition("://")[2].partition(":")[0]
+    host = match.rpartition("@")[2].lower()
+    return secret != user and not host.startswith(("example", "host"))

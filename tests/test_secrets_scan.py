@@ -185,3 +185,31 @@ def test_inputs_built_to_be_slow_are_scanned_in_bounded_time(name: str, linear: 
         assert len(found) <= 16
     else:
         assert {f.rule for f in found} <= {SCAN_LIMIT}
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["2026-04-26 12:36:01 ", "#6 0.245 ", " * ", '    + "', "\t"],
+    ids=["log-timestamp", "build-log", "comment", "string-concatenation", "indented"],
+)
+def test_a_key_block_is_found_whatever_prefixes_its_lines(prefix: str) -> None:
+    """Logs, comments and string literals put text before each line of a key: the block is
+    still BEGIN to END, every line of it excluded."""
+    body = [prefix + line + ('\\n" +' if '"' in prefix else "") for line in KEY_LINES]
+    lines = [prefix + "-----BEGIN PRIVATE KEY-----", *body, prefix + "-----END PRIVATE KEY-----"]
+    text = "print(1)\n" + "\n".join(lines) + "\nprint(2)\n"
+    assert _rules(scan_text(text)) == [("private-key", 2, 8)]
+    assert _rules(secret_lines(text)) == [("private-key", 2, 8)]
+
+
+def test_an_openssh_key_s_runs_of_one_character_do_not_make_it_a_placeholder() -> None:
+    body = ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gt"]
+    body += [_random(B64, 70) for _ in range(3)]
+    text = "\n".join(
+        ["-----BEGIN OPENSSH PRIVATE KEY-----", *body, "-----END OPENSSH PRIVATE KEY-----"]
+    )
+    assert _rules(scan_text(text)) == [("private-key", 1, 6)]
+
+
+def test_a_password_parameter_beside_a_host_parameter_is_no_connection_string() -> None:
+    assert scan_text("    def __init__(self, host, port=PORT, user=None, password=None,\n") == []

@@ -29,6 +29,7 @@ __all__ = [
     "is_placeholder",
     "is_prose",
     "jwt_token",
+    "names_placeholder",
     "printable_base64",
     "url_password",
 ]
@@ -114,6 +115,13 @@ def _sequential(text: str) -> bool:
         if up >= run or down >= run:
             return True
     return False
+
+
+def names_placeholder(secret: str) -> bool:
+    """A template word in the value (``EXAMPLE``, ``xxxx``, ``${VAR}``, ``<key>``) or a
+    sequential alphabet: the test for a key block's body, where runs of one character
+    (``AAAA`` in an OpenSSH key) are ordinary."""
+    return _PLACEHOLDER.search(secret) is not None or _sequential(secret)
 
 
 def is_placeholder(secret: str, *, generic: bool = False) -> bool:

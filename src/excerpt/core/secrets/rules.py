@@ -258,9 +258,10 @@ _STRUCTURAL: tuple[Rule, ...] = (
        "Credentials inside a URL (scheme://user:password@host)", 2.0,
        stopwords=True, check=url_password),
     _p("connection-string-password", "password pwd",
-       r"(?i)(?:server|data source|host|user id|uid|database|initial catalog|jdbc:[a-z0-9]+:)"
-       r"[^\n]{0,300}?[;?&\s](?:password|pwd)\s*=\s*([^;&\"'\s<>]{3,128})"
-       r"|(?:^|[;\"'\s])(?:password|pwd)\s*=\s*([^;&\"'\s<>]{3,128});[^\n]{0,300}?"
+       r"(?i)(?:(?:server|data source|host|user id|uid|database|initial catalog)\s*="
+       r"|jdbc:[a-z0-9]+:)"
+       r"[^\n]{0,300}?[;?&\s](?:password|pwd)\s*=\s*([^;&\"'\s<>,()]{3,128})"
+       r"|(?:^|[;\"'\s])(?:password|pwd)\s*=\s*([^;&\"'\s<>,()]{3,128});[^\n]{0,300}?"
        r"(?:server|data source|host|user id|uid|database)\s*=",
        "Password in an ADO.NET, ODBC or JDBC connection string", 2.0, stopwords=True),
     _p("basic-auth-header", "basic",

@@ -16,7 +16,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from excerpt.core.secrets.filters import entropy, is_placeholder, is_prose, printable_base64
+from excerpt.core.secrets.filters import (
+    entropy,
+    is_placeholder,
+    is_prose,
+    names_placeholder,
+    printable_base64,
+)
 from excerpt.core.secrets.regex import LINEAR, Pattern, compile_pattern
 from excerpt.core.secrets.rules import RULES, Rule, Severity
 
@@ -34,6 +40,10 @@ _KEY_BEGIN = re.compile(rb"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 _KEY_END = re.compile(rb"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_HEADER = re.compile(rb"\s*[A-Za-z][A-Za-z-]{0,40}:")  # Proc-Type:, DEK-Info:, Comment:
 _KEY_BODY_JUNK = re.compile(rb"\\[nr]|[\"'`+,;()]")  # a key inside string literals
+_BASE64_RUN = re.compile(rb"[A-Za-z0-9+/=]{16,}")
+_KEY_ENTROPY_CLOSED = 3.5
+_KEY_ENTROPY_OPEN = 4.5
+_KEY_MAX_LINES = 400  # a body longer than any key's (ML-DSA-87's is about 100 lines)
 _BASE64_LINE = re.compile(rb"[A-Za-z0-9+/=]*")
 _ESCAPED = re.compile(r"\\u00([2-7][0-9a-fA-F])|\\/")
 _ALLOW = ALLOW_MARK.encode()
@@ -292,13 +302,18 @@ def _key_blocks(scan: _Scan, lines: list[bytes], begins: list[int]) -> None:
                 break
             if _KEY_HEADER.match(text) or not text.strip():
                 continue
-            chunk = _KEY_BODY_JUNK.sub(b"", text).strip()
-            if _BASE64_LINE.fullmatch(chunk) is None:
+            # the body's base64, wherever it sits on the line: after a log line's timestamp,
+            # inside a string literal, behind a comment's `` * ``
+            runs = _BASE64_RUN.findall(_KEY_BODY_JUNK.sub(b" ", text))
+            if not runs or n - number > _KEY_MAX_LINES:
                 break
-            body.append(chunk)
+            body.append(max(runs, key=len))
             last = n
         secret = _text(b"".join(body))
-        if len(secret) < 40 or is_placeholder(secret[:4096]) or entropy(secret[:4096]) < 4.5:
+        # a whole BEGIN..END block is a key unless its body is a placeholder; a body cut off
+        # (no END) must also look random
+        floor = _KEY_ENTROPY_CLOSED if end_line is not None else _KEY_ENTROPY_OPEN
+        if len(secret) < 40 or names_placeholder(secret[:4096]) or entropy(secret[:4096]) < floor:
             continue
         if end_line is not None and _ALLOW in lines[end_line - 1]:
             continue

@@ -520,3 +520,29 @@ def test_a_test_s_helpers_are_not_product_code_for_convergence(
     }
     doc = _gate(repo(change), tmp_path)
     assert doc["convergence"]["summary"] == "no source files changed"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("tests/data/signing.txt", "WARN"),
+        ("pkg/testdata/creds.go", "WARN"),
+        ("tests/test_client.py", "FAIL"),
+        ("src/client.pem", "FAIL"),
+    ],
+)
+def test_a_key_in_a_test_fixture_warns_and_in_code_fails(
+    repo: Callable[..., Path], tmp_path: Path, path: str, status: str
+) -> None:
+    doc = _gate(repo({path: f'KEY = "{_aws_key()}"\n'}), tmp_path)
+    assert _status(doc, "secrets") == status
+    if status == "WARN":
+        assert doc["secrets"]["details"][0]["reason"] == "a test fixture"  # type: ignore[index]
+
+
+def test_a_deny_listed_path_the_base_policy_allows_warns(
+    repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    policy = '[gate.secrets]\nallow_paths = ["deploy/examples/**"]\n'
+    root = repo({"deploy/examples/.env": "A=1\n"}, extra={"excerpt.toml": policy})
+    assert _status(_gate(root, tmp_path), "secrets") == "WARN"

@@ -2,8 +2,9 @@
 
 FAIL: a path on the sensitive deny list added, changed or renamed in; a symlink whose target is
 secret material or leaves the repository; a FAIL-level detector finding on an added line.
-WARN: a WARN-level finding (a generic keyword rule), a finding in a path the policy allows, a
-binary or oversized file (not scanned). A deletion is never a leak.
+WARN: a WARN-level finding (a generic keyword rule); a finding in a test fixture (by its path)
+or in a path the policy allows, and a deny-listed path the policy allows; a binary or
+oversized file (not scanned). A deletion is never a leak.
 """
 
 from __future__ import annotations
@@ -15,9 +16,29 @@ from excerpt.core.secrets import scan_text
 from excerpt.gate.change import Change, ChangedFile
 from excerpt.gate.policy import Policy
 from excerpt.gate.report import CheckResult, Status, worst
+from excerpt.index.lang import by_name, language_of
 from excerpt.risk import is_secret_path
 
-__all__ = ["check_secrets"]
+__all__ = ["check_secrets", "is_test_fixture"]
+
+# Directories that say their files are test material
+_FIXTURE_DIRS = frozenset({
+    "fixtures", "fixture", "__fixtures__", "testdata", "test_data", "test-data", "certdata",
+    "test-fixtures", "test_fixtures", "__snapshots__", "snapshots",
+})  # fmt: skip
+_TEST_DIRS = frozenset({"test", "tests", "testing", "spec", "specs", "__tests__"})
+
+
+def is_test_fixture(path: str) -> bool:
+    """A file that is test material by its path: under a fixture directory (``fixtures/``,
+    ``testdata/``, ``certdata/``…), or a data file (not code of a parsed language) under a
+    test directory. A key there is a test key far more often than a leak: the gate reports
+    it, as WARN. A test's own code with a key in it stays FAIL."""
+    parts = path.lower().split("/")
+    dirs = parts[:-1]
+    if any(d in _FIXTURE_DIRS for d in dirs):
+        return True
+    return any(d in _TEST_DIRS for d in dirs) and by_name(language_of(path)) is None
 
 
 def _allowed(policy: Policy, path: str) -> bool:
@@ -27,6 +48,18 @@ def _allowed(policy: Policy, path: str) -> bool:
     import pathspec
 
     return pathspec.PathSpec.from_lines("gitignore", globs).match_file(path)
+
+
+_POLICY_ALLOWS = "a path the base policy allows"
+
+
+def _allowance(policy: Policy, path: str) -> str | None:
+    """Why findings in ``path`` are reported as WARN, or None."""
+    if _allowed(policy, path):
+        return _POLICY_ALLOWS
+    if is_test_fixture(path):
+        return "a test fixture"
+    return None
 
 
 def _symlink_problem(file: ChangedFile) -> str | None:
@@ -43,7 +76,7 @@ def _symlink_problem(file: ChangedFile) -> str | None:
     return None
 
 
-def _content(file: ChangedFile, salt: bytes | None, allowed: bool) -> list[dict[str, Any]]:
+def _content(file: ChangedFile, salt: bytes | None, allowed: str | None) -> list[dict[str, Any]]:
     if file.new_text is None:
         return []
     added = file.added_lines()
@@ -52,22 +85,25 @@ def _content(file: ChangedFile, salt: bytes | None, allowed: bool) -> list[dict[
         lines = range(finding.start_line, finding.end_line + 1)
         if not any(n in added for n in lines):
             continue  # already in the base: not this change's leak
-        severity = "warn" if allowed else finding.severity
-        out.append(
-            {
-                "path": file.path,
-                "line": finding.start_line,
-                "rule": finding.rule,
-                "severity": severity,
-                "preview": finding.preview,
-                "fingerprint": finding.fingerprint,
-            }
-        )
+        detail = {
+            "path": file.path,
+            "line": finding.start_line,
+            "rule": finding.rule,
+            "severity": "warn" if allowed else finding.severity,
+            "preview": finding.preview,
+            "fingerprint": finding.fingerprint,
+        }
+        if allowed and finding.severity == "fail":
+            detail["reason"] = allowed
+        out.append(detail)
     return out
 
 
-def _path_details(file: ChangedFile) -> list[dict[str, Any]]:
+def _path_details(file: ChangedFile, allowed: str | None) -> list[dict[str, Any]]:
     if is_secret_path(file.path):
+        if allowed == _POLICY_ALLOWS:
+            return [{"path": file.path, "rule": "sensitive-path", "severity": "warn",
+                     "reason": f"secret-like file added or changed; {allowed}"}]  # fmt: skip
         return [{"path": file.path, "rule": "sensitive-path", "severity": "fail",
                  "reason": "secret-like file added or changed"}]  # fmt: skip
     if file.kind == "symlink":
@@ -84,7 +120,8 @@ def check_secrets(change: Change, policy: Policy, salt: bytes | None) -> CheckRe
     for file in change.files:
         if not file.exists or file.kind == "submodule":
             continue
-        details += _path_details(file)
+        allowed = _allowance(policy, file.path)
+        details += _path_details(file, allowed)
         if file.kind != "file":
             continue
         if file.binary or (file.new_text is None and file.new_size):
@@ -92,7 +129,7 @@ def check_secrets(change: Change, policy: Policy, salt: bytes | None) -> CheckRe
             details.append({"path": file.path, "rule": "not-scanned", "severity": "warn",
                             "reason": reason})  # fmt: skip
             continue
-        details += _content(file, salt, _allowed(policy, file.path))
+        details += _content(file, salt, allowed)
     level = policy.severity("secrets")
     statuses = [_status(d["severity"], level) for d in details]
     status = worst(statuses)

@@ -213,3 +213,17 @@ def test_an_openssh_key_s_runs_of_one_character_do_not_make_it_a_placeholder() -
 
 def test_a_password_parameter_beside_a_host_parameter_is_no_connection_string() -> None:
     assert scan_text("    def __init__(self, host, port=PORT, user=None, password=None,\n") == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "+DB_PASSWORD={v}",  # a diff's added line
+        "2026-01-01T10:00:00Z resolved DB_PASSWORD={v} for the pool",  # a log line
+        "Password:{v}#@",  # a # inside the value is part of it
+        "password: {v}  # the staging one",  # after a space, a comment
+    ],
+)
+def test_a_generic_password_is_found_in_diffs_logs_and_bare_assignments(line: str) -> None:
+    text = line.format(v=_random(B62, 14))
+    assert [(f.rule, f.severity) for f in scan_text(text)] == [("generic-password", "warn")]

@@ -58,20 +58,29 @@ def _p(
     )  # fmt: skip
 
 
-def _generic(rule_id: str, keywords: str, names: str, description: str, prefilter: str) -> Rule:
+def _generic(
+    rule_id: str, keywords: str, names: str, description: str, prefilter: str, env_names: str
+) -> Rule:
     """``NAME = "value"`` (any quote, ``:``, ``=>``, ``:=``) or an unquoted
     ``NAME=value`` / ``name: value`` line, where NAME contains one of ``names``."""
     quoted = (
         rf"(?:{names})[\w.-]{{0,40}}[\"']?\s*(?::=|=>|==|=|:)\s*[a-z]?[\"'\x60]"
         rf"([^\"'\x60\s]{{8,200}})[\"'\x60]"
     )
+    # a line of its own (a diff's +/- marker allowed); a # inside the value is part of it,
+    # one after a space starts a comment
     bare = (
-        rf"^\s*(?:export\s+|set\s+)?[\w.-]{{0,40}}(?:{names})[\w.-]{{0,40}}\s*[=:]\s*"
-        rf"([^\s\"'\x60#;,()\[\]{{}}<>]{{8,200}})\s*(?:\s#.*)?$"
+        rf"^[+-]?\s*(?:export\s+|set\s+)?[\w.-]{{0,40}}(?:{names})[\w.-]{{0,40}}\s*[=:]\s*"
+        rf"([^\s\"'\x60;,()\[\]{{}}<>]{{8,200}})\s*(?:\s#.*)?$"
+    )
+    # an environment variable anywhere on a line (a log's ``resolved DB_PASSWORD=…``)
+    env = (
+        rf"(?:^|[\s\[(])[A-Z0-9_]{{0,40}}(?-i:{env_names})[A-Z0-9_]{{0,40}}="
+        rf"([^\s\"'\x60;,()\[\]{{}}<>]{{8,200}})"
     )
     return Rule(
         id=rule_id, severity="warn", keywords=tuple(keywords.split()),
-        pattern=rf"(?i){quoted}|{bare}", description=description, entropy=3.0, prose=True,
+        pattern=rf"(?i){quoted}|{bare}|{env}", description=description, entropy=3.0, prose=True,
         stopwords=True, decode=True, prefilter=(prefilter,),
     )  # fmt: skip
 
@@ -285,17 +294,20 @@ _GENERIC: tuple[Rule, ...] = (
     _generic("generic-password", "pass pwd",
              r"password|passwd|passphrase|pwd|(?:\b|_)pass(?:\b|_)",
              "A password assigned to a password-named key",
-             r"passw|passphrase|pwd|[_.-]pass\b|\bpass[_.-]"),
+             r"passw|passphrase|pwd|[_.-]pass\b|\bpass[_.-]",
+             "PASSWORD|PASSWD|PASSPHRASE|PWD|_PASS|PASS_"),
     _generic("generic-secret", "secret credential", r"secret|credential",
-             "A value assigned to a secret- or credential-named key", "secret|credential"),
+             "A value assigned to a secret- or credential-named key", "secret|credential",
+             "SECRET|CREDENTIAL"),
     _generic("generic-token", "token auth",
              r"token|auth(?:[_.-]|key|orization|entication|\b)",
              "A value assigned to a token- or auth-named key",
-             r"token|auth(?:[_.-]|key|orization|entication|\b)"),
+             r"token|auth(?:[_.-]|key|orization|entication|\b)", "TOKEN|AUTH"),
     _generic("generic-api-key", "key",
              r"api[_.-]?key|access[_.-]?key|private[_.-]?key|app[_.-]?key|client[_.-]?key",
              "A value assigned to an API-key-named key",
-             r"(?:api|access|private|app|client)[_.-]?key"),
+             r"(?:api|access|private|app|client)[_.-]?key",
+             "API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|APP_?KEY|CLIENT_?KEY"),
 )  # fmt: skip
 
 RULES: tuple[Rule, ...] = (*_PROVIDERS, *_STRUCTURAL, *_GENERIC)

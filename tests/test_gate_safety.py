@@ -38,7 +38,7 @@ from excerpt.cli import main
 from excerpt.evals.gate_suite import CANARY_KINDS, canary
 from excerpt.index.tokens import terms
 from excerpt.mcp import build_server
-from test_repo_is_never_written import full_snapshot
+from test_repo_is_never_written import CONFIG_SCRIPTS, HOOKS, full_snapshot
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -52,21 +52,6 @@ BASE = {
     "README.md": "# app\n",
     ".gitattributes": "* diff=x filter=x\n",
 }
-CONFIG_SCRIPTS = {
-    "core.fsmonitor": "exit 0",
-    "core.pager": "exec cat",
-    "diff.external": "exit 0",
-    "diff.x.textconv": 'exec cat "$1"',
-    "filter.x.clean": "exec cat",
-    "filter.x.smudge": "exec cat",
-}
-HOOKS = (
-    "pre-commit",
-    "post-checkout",
-    "post-index-change",
-    "reference-transaction",
-    "fsmonitor-watchman",
-)
 
 
 def _script(path: Path, marker: Path, tail: str) -> None:

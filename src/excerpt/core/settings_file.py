@@ -10,7 +10,7 @@ import pydantic
 
 from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET, glob_problem
 
-__all__ = ["FileSettings"]
+__all__ = ["FileSettings", "Glob"]
 
 
 def _check_glob(pattern: str) -> str:

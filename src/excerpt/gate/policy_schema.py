@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 import pydantic
 
-from excerpt.core.settings import glob_problem
+from excerpt.core.settings_file import Glob as SettingsGlob
 from excerpt.gate.policy import (
     CHECK_IDS,
     DEFAULT_MIN_CONVERGENCE,
@@ -21,16 +21,7 @@ from excerpt.gate.policy import (
 __all__ = ["validated"]
 
 
-def _check_glob(pattern: str) -> str:
-    problem = glob_problem(pattern)
-    if problem:
-        raise ValueError(problem)
-    return pattern
-
-
-Glob = Annotated[
-    str, pydantic.StringConstraints(max_length=500), pydantic.AfterValidator(_check_glob)
-]
+Glob = Annotated[SettingsGlob, pydantic.StringConstraints(max_length=500)]
 Command = Annotated[str, pydantic.StringConstraints(min_length=1, max_length=1000)]
 Severity = Literal["fail", "warn", "off"]
 

@@ -28,12 +28,12 @@ def register(sub: Any) -> None:
         sub,
         "gate",
         help="check the staged change (or a commit range) before review: exit 1 on FAIL",
-        description="Check the staged change against the base commit: Secret safety, Schema "
-        "controls, Version and changelog, Validation policy, Ownership, Convergence. Each check "
-        "is PASS, WARN or FAIL; any FAIL exits 1. The change is read from git's index, never "
-        "the work tree; the policy ([gate] in excerpt.toml, or [tool.excerpt.gate] in "
-        "pyproject.toml) from the base commit, never from the change; --explain prints it and "
-        "where it came from.",
+        description="Check the staged change against the base commit: Secret safety, Schema\n"
+        "controls, Version and changelog, Validation policy, Ownership, Convergence. Each\n"
+        "check is PASS, WARN or FAIL; any FAIL exits 1. The change is read from git's\n"
+        "index, never the work tree; the policy ([gate] in excerpt.toml, or\n"
+        "[tool.excerpt.gate] in pyproject.toml) from the base commit, never from the\n"
+        "change. --explain prints the policy and where it came from.",
         examples=[
             ("excerpt gate --staged", "the staged change against HEAD"),
             (

@@ -19,7 +19,8 @@ SRC = Path(excerpt.__file__).parent
 # excerpt.errors. The pipeline runs down the first block; ``pipeline`` is the one module
 # where its steps meet. ``risk`` is a concept matcher the pipeline uses (ranking reads
 # the query's concepts, selection a path's): it sits below rank and imports no stage above
-# the index. Side rooms (harness, evals) consume the pipeline; nothing in it imports them.
+# the index. Side rooms (harness, gate, evals) consume the pipeline; nothing in it imports
+# them.
 ALLOWED = {
     "core": set(),
     "discover": {"core"},

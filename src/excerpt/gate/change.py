@@ -12,7 +12,7 @@ from excerpt.core import git
 from excerpt.core.secrets import decode_for_scan
 from excerpt.errors import UsageError
 
-__all__ = ["MAX_BLOB", "Change", "ChangedFile", "read_change"]
+__all__ = ["MAX_BLOB", "Change", "ChangedFile", "added_lines", "read_change"]
 
 MAX_BLOB = 8 * 1024 * 1024  # larger blobs are named, not read
 _NO_BLOB = frozenset({"0" * 40, "0" * 64})
@@ -24,7 +24,9 @@ class ChangedFile:
 
     ``kind`` is ``file``, ``symlink``, ``submodule`` or ``deleted`` (the new side); a
     symlink's ``new_text`` is its target. ``new_text`` is None for a binary blob or one over
-    ``MAX_BLOB`` (then ``new_size`` says how large).
+    ``MAX_BLOB`` (then ``new_size`` says how large). ``added`` holds the 1-based numbers of
+    the new side's lines the old side does not hold (by line text, counted: a line repeated
+    once more than before counts once).
     """
 
     path: str
@@ -34,24 +36,25 @@ class ChangedFile:
     old_text: str | None = None
     new_size: int = 0
     binary: bool = False
+    added: frozenset[int] = frozenset()
 
     @property
     def exists(self) -> bool:
         return self.kind != "deleted"
 
-    def added_lines(self) -> frozenset[int]:
-        """1-based line numbers of the new side that the old side does not hold (by line
-        text, counted: a line repeated once more than before counts once)."""
-        if self.new_text is None:
-            return frozenset()
-        old = Counter(self.old_text.split("\n")) if self.old_text is not None else Counter()
-        out = set()
-        for number, line in enumerate(self.new_text.split("\n"), start=1):
-            if old[line] > 0:
-                old[line] -= 1
-            else:
-                out.add(number)
-        return frozenset(out)
+
+def added_lines(new: str | None, old: str | None) -> frozenset[int]:
+    """1-based numbers of the lines of ``new`` that ``old`` does not hold, counted."""
+    if new is None:
+        return frozenset()
+    before = Counter(old.split("\n")) if old is not None else Counter()
+    out = set()
+    for number, line in enumerate(new.split("\n"), start=1):
+        if before[line] > 0:
+            before[line] -= 1
+        else:
+            out.add(number)
+    return frozenset(out)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,14 +121,15 @@ def _changed(raw: git.RawChange, blobs: dict[str, bytes | int]) -> ChangedFile:
     kind = _kind(raw.new_mode)
     new = blobs.get(raw.new_blob) if kind in ("file", "symlink") else None
     old = blobs.get(raw.old_blob) if _kind(raw.old_mode) in ("file", "symlink") else None
-    new_text = _text(new)
+    new_text, old_text = _text(new), _text(old)
     binary = isinstance(new, bytes) and new_text is None
     return ChangedFile(
         path=raw.path,
         status=raw.status,
         kind=kind,
         new_text=new_text,
-        old_text=_text(old),
+        old_text=old_text,
+        added=added_lines(new_text, old_text),
         new_size=new if isinstance(new, int) else len(new or b""),
         binary=binary,
     )

@@ -69,7 +69,7 @@ def _marked(change: Change, marker: str) -> bool:
         if file.new_text is None or marker not in file.new_text:
             continue
         lines = file.new_text.split("\n")
-        if any(marker in lines[n - 1] for n in file.added_lines()):
+        if any(marker in lines[n - 1] for n in file.added):
             return True
     return False
 

@@ -56,7 +56,7 @@ def _named_by(test: ChangedFile, source: str) -> bool:
         return False
     word = re.compile(rf"\b{re.escape(stem)}\b", re.I)
     lines = test.new_text.split("\n")
-    return any(word.search(lines[n - 1]) for n in test.added_lines())
+    return any(word.search(lines[n - 1]) for n in test.added)
 
 
 def check_convergence(

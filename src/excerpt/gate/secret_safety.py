@@ -79,7 +79,7 @@ def _symlink_problem(file: ChangedFile) -> str | None:
 def _content(file: ChangedFile, salt: bytes | None, allowed: str | None) -> list[dict[str, Any]]:
     if file.new_text is None:
         return []
-    added = file.added_lines()
+    added = file.added
     out = []
     for finding in scan_text(file.new_text, salt=salt):
         lines = range(finding.start_line, finding.end_line + 1)

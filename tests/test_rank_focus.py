@@ -247,3 +247,26 @@ def test_a_capitalised_name_few_files_hold_still_finds_its_definition(
     root = write_tree(tmp_path / "repo", {**PROJECT, "walker/app.py": app})
     task = "Hidden entries are listed\n\nWith Pathfinder 2.1 the entries are not skipped."
     assert "walker/app.py" in _defines(root, task, cache_dir)
+
+
+@pytest.mark.parametrize("unit", ["a.", "_a", "/", "a/", "a.b:"])
+def test_hostile_task_text_is_analysed_in_time_linear_in_its_length(unit: str) -> None:
+    """A task of ``a.a.a.…`` (or ``_a_a…``, ``////…``) once took the square of its length
+    (25 s at 50 KB). Measured against ordinary prose of the same length in the same test:
+    within 10 times it, where a quadratic pass is hundreds of times slower at this size."""
+    import time
+
+    size = 50_000
+    hostile = (unit * (size // len(unit) + 1))[:size]
+    prose = ("fix the refund retry in the billing webhook handler " * (size // 50 + 1))[:size]
+
+    def seconds(text: str) -> float:
+        best = float("inf")
+        for _ in range(2):
+            started = time.perf_counter()
+            analyze_task(text)
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    baseline = seconds(prose)
+    assert seconds(hostile) <= 10 * baseline + 0.05, (unit, baseline)

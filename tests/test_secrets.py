@@ -16,9 +16,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from excerpt.core.linear import compile_pattern
 from excerpt.core.secrets import RULES, scan_text, secret_lines
 from excerpt.core.secrets.filters import approximate_tokens
-from excerpt.core.secrets.regex import compile_pattern
 from excerpt.core.secrets.scan import scan
 
 _RNG = random.Random(15)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from excerpt.core.linear import compile_pattern
 from excerpt.index.tokens import split_identifier
 
 __all__ = ["Frame", "Task", "analyze_task"]
@@ -115,10 +116,15 @@ _EXTENSION_TERMS = frozenset(
         "toml", "ini", "cfg", "html", "css", "scss", "sh",
     }
 )  # fmt: skip
-_FRAMES = (
-    re.compile(r'File "(?P<path>[^"\n]+)", line (?P<line>\d{1,9})'),  # Python
-    re.compile(r"\((?P<path>[^()\s]+\.\w+):(?P<line>\d{1,9})(?::\d+)?\)"),  # JS, Java
-    re.compile(r"(?:-->\s*|at\s+)?(?P<path>[\w./\\~@+-]+\.\w{1,8}):(?P<line>\d{1,9})(?::\d+)?"),
+# path (group 1) and line (group 2) of a frame; linear-time patterns (RE2 on UTF-8 bytes):
+# a backtracking engine takes the square of the length on a task of `a.a.a.…` or `////…`
+_FRAMES = tuple(
+    compile_pattern(source)
+    for source in (
+        r'File "([^"\n]+)", line (\d{1,9})',  # Python
+        r"\(([^()\s]+\.\w+):(\d{1,9})(?::\d+)?\)",  # JS, Java
+        r"(?:-->\s*|at\s+)?([\w./\\~@+-]+\.\w{1,8}):(\d{1,9})(?::\d+)?",
+    )
 )
 
 
@@ -289,10 +295,13 @@ def _backticked(text: str, start: int) -> bool:
 
 def _unique_frames(text: str) -> tuple[Frame, ...]:
     found: dict[tuple[str, int], Frame] = {}
+    data = text.encode("utf-8", "surrogatepass")
     for pattern in _FRAMES:
-        for match in pattern.finditer(text):
-            path = match.group("path").replace("\\\\", "/").replace("\\", "/")
-            line = int(match.group("line"))
+        for spans in pattern.spans(data):
+            (ps, pe), (ls, le) = spans[1], spans[2]
+            raw = data[ps:pe].decode("utf-8", "surrogatepass")
+            path = raw.replace("\\\\", "/").replace("\\", "/")
+            line = int(data[ls:le])
             if line > 0 and (path, line) not in found:
                 found[(path, line)] = Frame(path=path, line=line)
     return tuple(found.values())

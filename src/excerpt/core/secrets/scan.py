@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from excerpt.core.linear import LINEAR, Pattern, compile_pattern
 from excerpt.core.secrets.filters import (
     entropy,
     is_placeholder,
@@ -23,7 +24,6 @@ from excerpt.core.secrets.filters import (
     names_placeholder,
     printable_base64,
 )
-from excerpt.core.secrets.regex import LINEAR, Pattern, compile_pattern
 from excerpt.core.secrets.rules import RULES, Rule, Severity
 
 __all__ = ["ALLOW_MARK", "SCAN_LIMIT", "Finding", "scan"]

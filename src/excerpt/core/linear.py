@@ -1,6 +1,6 @@
-"""The regex engine of the detector: RE2 (linear time on any input) when it can be imported,
-else Python's backtracking ``re`` with bounded inputs (the scanner caps line length and
-windows for it).
+"""Regular expressions for untrusted text (file contents, task text): RE2, linear time on any
+input, when it can be imported, else Python's backtracking ``re`` with bounded inputs (the
+secret scanner caps line length and windows for it).
 
 Every pattern is written in the common subset of both (no lookaround, no backreferences,
 counted repetition at most 1000), so the two engines find the same matches (but that RE2

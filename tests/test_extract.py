@@ -1024,3 +1024,25 @@ def test_terms_split_every_word_in_order_with_repeats() -> None:
 
 def test_terms_fold_documents_and_queries_alike() -> None:
     assert set(terms("get_user_names")) == set(terms("getUserName"))
+
+
+def test_a_file_of_unclosed_brackets_is_not_queried_and_costs_what_a_balanced_one_does() -> None:
+    """120,000 unclosed `(` once took 13 s to query (the square of the depth the error
+    recovery nests); it is now left without symbols, measured against a balanced file of the
+    same size in the same test. A deep but well-formed file keeps every definition."""
+    import time
+
+    def seconds(data: bytes) -> float:
+        best = float("inf")
+        for _ in range(2):
+            started = time.perf_counter()
+            extract("javascript", data)
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    unclosed = b"(" * 120_000
+    balanced = b"x=" + b"(" * 60_000 + b"1" + b")" * 60_000
+    assert extract("javascript", unclosed).symbols == ()
+    assert seconds(unclosed) <= 10 * seconds(balanced) + 0.05
+    nested = b"function f(){" * 1000 + b"}" * 1000
+    assert len(extract("javascript", nested).symbols) == 1000

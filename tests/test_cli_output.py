@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import tree_snapshot
+from conftest import tree_snapshot, write_tree
 from excerpt.cli import main
 from excerpt.cli.output import write_atomic
 from excerpt.errors import UsageError
@@ -177,3 +179,31 @@ def test_an_output_path_inside_the_repository_is_written_because_the_user_named_
     after = tree_snapshot(repo)
     assert set(after) - set(before) == {"pack.md"}  # that file and nothing else
     assert {k: v for k, v in after.items() if k != "pack.md"} == before
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_file_text_printed_to_a_terminal_cannot_act_on_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An OSC title, an OSC 52 clipboard write, a screen clear and a bidi override in a file
+    reach a terminal as escapes; a pipe still gets the bytes as they are."""
+    hostile = "\x1b]0;owned\x07\x1b]52;c;Y3VybCB4fHNo\x07\x1b[2J\u202e"
+    repo = write_tree(
+        tmp_path / "repo",
+        {"billing/refund.py": f'def refund_retry():\n    """{hostile}"""\n    return 1\n'},
+    )
+    monkeypatch.setenv("EXCERPT_CACHE_DIR", str(tmp_path / "cache"))
+    for stream, escaped in ((_Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stdout", stream)
+        assert main(["pack", "--repo", str(repo), "refund retry"]) == 0
+        out = stream.getvalue()
+        assert "def refund_retry" in out
+        if escaped:
+            assert not any(c in out for c in "\x1b\x07\u202e")
+            assert "\\x1b]0;owned\\x07" in out and "\\u202e" in out
+        else:
+            assert hostile in out

@@ -11,30 +11,59 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import stat
 import sys
 from pathlib import Path
 
 from excerpt.errors import UsageError
 
-__all__ = ["emit", "write_atomic"]
+__all__ = ["emit", "for_terminal", "write_atomic"]
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+# What a terminal would act on rather than show: C0 controls but tab and newline (ESC starts
+# OSC title and clipboard writes, screen clears, cursor moves), DEL, C1 controls, and the
+# bidirectional overrides and isolates that reorder what is shown (Trojan Source)
+_TERMINAL_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def for_terminal(text: str) -> str:
+    """``text`` with every character a terminal would act on shown as an escape (``\\x1b``,
+    ``\\u202e``): repository text printed to a terminal cannot retitle it, write the
+    clipboard, clear the screen or reorder what the reader sees."""
+    return _TERMINAL_UNSAFE.sub(lambda m: _escape(m.group()), text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def emit(args: argparse.Namespace, text: str) -> None:
-    """Write ``text`` to ``args.output`` when it names a file (``-`` is stdout), else stdout.
+    """Write ``text`` to ``args.output`` when it names a file (``-`` is stdout), else stdout;
+    to a terminal with the characters it would act on escaped (``for_terminal``), to a file
+    or pipe byte for byte.
 
     Raises:
         UsageError: the file cannot be written.
     """
     output = getattr(args, "output", None)
     if output is None or str(output) == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(for_terminal(text) if _is_terminal(sys.stdout) else text)
         return
     data = text.encode("utf-8")
     write_atomic(Path(output), data)
     sys.stderr.write(f"excerpt: wrote {output} ({len(data):,} bytes)\n")
+
+
+def _is_terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except (OSError, ValueError):
+        return False
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -153,3 +153,22 @@ def test_without_git_on_path_discovery_falls_back_to_gitignore_rules(
     code, doc = run_json(capsys, "index", "--repo", str(repo), "--json")
     assert code == 0
     assert doc["files_indexed"] == 2  # a.py and .gitignore; b.log ignored
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "sparse"])
+def test_a_huge_task_file_is_refused_after_reading_only_the_cap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """``--task-file /dev/zero`` or a 3 GiB sparse file was read whole before the size check
+    (memory exhausted); now at most the 4 MiB cap and one byte are read."""
+    if kind == "dev-zero":
+        task = Path("/dev/zero")
+    else:
+        task = tmp_path / "sparse.txt"
+        with task.open("wb") as fh:
+            fh.truncate(3 << 30)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("x = 1\n")
+    assert main(["pack", "--repo", str(repo), "--task-file", str(task)]) == 2
+    assert "larger than 4 MiB" in capsys.readouterr().err

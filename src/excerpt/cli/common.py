@@ -167,10 +167,13 @@ def read_task(args: argparse.Namespace) -> str:
     if args.task_file is not None and args.task is not None:
         raise UsageError("give the task as an argument or with --task-file, not both")
     if args.task_file is not None:
-        try:
-            data = Path(args.task_file).read_bytes()[: _MAX_TASK_BYTES + 1]
+        try:  # read up to the cap, never whole: /dev/zero or a sparse 3 GiB file is refused
+            with Path(args.task_file).open("rb") as fh:
+                data = fh.read(_MAX_TASK_BYTES + 1)
         except OSError as exc:
             raise UsageError(f"cannot read task file {args.task_file}: {exc.strerror}") from None
+        except ValueError:  # a NUL byte in the name
+            raise UsageError(f"cannot read task file {args.task_file}: not a valid name") from None
     elif args.task == "-":
         data = sys.stdin.buffer.read(_MAX_TASK_BYTES + 1)
     elif args.task is not None:

@@ -35,6 +35,17 @@ def format_handle(path: str, start_line: int, end_line: int, source_sha256: str)
     return str(Handle(path, start_line, end_line, source_sha256[:16]))
 
 
+# How a rendering shows a control, bidi or zero-width character of a path (``\\u000a``):
+# a handle copied from Markdown reads back as the path it names
+_ESCAPED = re.compile(r"\\u(00[01][0-9a-f]|007f|00[89][0-9a-f]|202[a-e]|206[6-9]|200[b-f])")
+
+
+def _unescaped(text: str) -> str:
+    if "\\u" not in text:
+        return text
+    return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
 def parse_handle(text: str) -> Handle:
     """Parse a handle; the path is not checked here (see ``retrieve``).
 
@@ -43,7 +54,7 @@ def parse_handle(text: str) -> Handle:
     """
     if len(text) > _MAX_HANDLE_CHARS:
         raise UsageError("malformed handle: too long")
-    match = _SHAPE.fullmatch(text)
+    match = _SHAPE.fullmatch(_unescaped(text))
     if match is None:
         raise UsageError("malformed handle: expected PATH#L<start>-L<end>@<16 hex digits>")
     start_s, end_s = match.group("start"), match.group("end")

@@ -7,10 +7,11 @@ with control characters escaped.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from excerpt.core.escape import escape_controls
 
 __all__ = ["SCHEMA", "CheckResult", "GateReport", "Status", "render_text", "worst"]
 
@@ -25,7 +26,6 @@ NAMES = {
     "ownership": "Ownership",
     "convergence": "Convergence",
 }
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def worst(statuses: Sequence[str]) -> Status:
@@ -87,13 +87,8 @@ class GateReport:
         return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=False) + "\n"
 
 
-def _safe(text: str) -> str:
-    """``text`` with control, zero-width and bidi characters shown as escapes."""
-    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
 def _detail_line(detail: dict[str, Any]) -> str:
-    where = _safe(str(detail.get("path", "")))
+    where = escape_controls(str(detail.get("path", "")))
     if detail.get("line"):
         where += f":{detail['line']}"
     parts = [where] if where else []
@@ -103,7 +98,9 @@ def _detail_line(detail: dict[str, Any]) -> str:
             continue
         if isinstance(value, list):
             value = ", ".join(str(v) for v in value)
-        parts.append(_safe(f"{key}: {value}") if key != "rule" else _safe(str(value)))
+        parts.append(
+            escape_controls(f"{key}: {value}") if key != "rule" else escape_controls(str(value))
+        )
     return "  ".join(parts)
 
 
@@ -120,7 +117,7 @@ def render_text(report: GateReport, *, details: int = 20) -> str:
     ]
     width = max(len(n) for n in NAMES.values())
     for check in report.checks:
-        lines.append(f"{check.status:<4}  {check.name:<{width}}  {_safe(check.summary)}")
+        lines.append(f"{check.status:<4}  {check.name:<{width}}  {escape_controls(check.summary)}")
         for detail in check.details[:details]:
             lines.append(f"      {_detail_line(detail)}")
         if len(check.details) > details:

@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from excerpt.core.linear import compile_pattern
 from excerpt.core.vocabulary import Signal
 from excerpt.index.languages import PARSED_LANGUAGES
 from excerpt.index.tokens import terms
@@ -220,12 +221,17 @@ def frames(
     ]
 
 
+# ``a.b.c`` as written in task text: linear time on any text (``re`` took the square of a
+# long word's length here, trying every start inside it).
+_DOTTED = compile_pattern(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
 def named_symbols(task: Task, view: IndexView, files: Files, w: Weights) -> list[Contribution]:
     """Files defining names the task writes, a name counting less the more files define it
     (and once per file, however often the file defines it)."""
     if not task.identifiers:
         return []
-    dotted = set(re.findall(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+", task.text))
+    dotted = {m.decode() for m in _DOTTED.findall(task.text.encode("utf-8", "surrogatepass"))}
     common = _everyday_names(task, view, len(files), dotted, w)
     found = view.symbols_named([name for name in task.identifiers if name not in common])
     defining: dict[str, set[str]] = defaultdict(set)

@@ -7,6 +7,8 @@ JSON error line) and an exit code; ``excerpt.cli.errors_out`` says how.
 from __future__ import annotations
 
 import argparse
+import errno
+import io
 import logging
 import sys
 from collections.abc import Sequence
@@ -80,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout (SPEC §11). An ``OSError`` no library call turned into a fault is an environment
     error (exit 3); anything else unexpected is an internal error (exit 70), never a traceback.
     """
+    for name in ("stdout", "stderr"):  # started with the descriptor closed: Python gives None
+        if getattr(sys, name) is None:
+            setattr(sys, name, _Closed(name))
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="excerpt: %(message)s")
     words = list(sys.argv[1:] if argv is None else argv)
     if words == ["--version"]:  # answered before the commands and the library are loaded
@@ -100,3 +105,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the one top-level net: never a traceback
         log.debug("internal error", exc_info=True)
         return report(failure_of(exc), machine=machine, stdout=sys.stdout, stderr=sys.stderr)
+
+
+class _Closed(io.TextIOBase):
+    """A standard stream the process was started without: writing to it is an environment
+    error (exit 3) naming the stream, where Python's ``None`` would be a crash."""
+
+    def __init__(self, name: str) -> None:
+        self.stream = name
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, f"standard {self.stream[3:]}put is closed")
+
+    def isatty(self) -> bool:
+        return False

@@ -84,18 +84,21 @@ def failure_of(exc: BaseException) -> Failure:
 
 def report(failure: Failure, *, machine: bool, stdout: TextIO, stderr: TextIO) -> int:
     """Print ``failure`` in the form asked for and return its exit status."""
-    try:
-        if machine:
-            line = json.dumps(failure.to_dict(), ensure_ascii=True) + "\n"
-            stdout.write(line)
-            stdout.flush()
-            stderr.write(line)
-        else:
-            stderr.write(f"{failure.usage}Error: {failure.message}\n")
-        stderr.flush()
-    except (OSError, ValueError):  # a closed stream: the exit status still tells
-        pass
+    line = json.dumps(failure.to_dict(), ensure_ascii=True) + "\n"
+    if machine:
+        _write(stdout, line)
+    _write(stderr, line if machine else f"{failure.usage}Error: {failure.message}\n")
     return failure.exit
+
+
+def _write(stream: TextIO, text: str) -> None:
+    """Write and flush; a closed stream is passed over (the other one, and the exit
+    status, still tell)."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _os_message(exc: OSError) -> str:

@@ -227,3 +227,13 @@ def test_a_password_parameter_beside_a_host_parameter_is_no_connection_string() 
 def test_a_generic_password_is_found_in_diffs_logs_and_bare_assignments(line: str) -> None:
     text = line.format(v=_random(B62, 14))
     assert [(f.rule, f.severity) for f in scan_text(text)] == [("generic-password", "warn")]
+
+
+def test_a_key_body_line_with_plus_signs_or_a_short_last_line_stays_in_the_block() -> None:
+    """Base64 holds ``+``: a body line with several is the body's own, not literals joined;
+    and the last body line is often a few characters before END."""
+    plus = ["+".join(line[i : i + 15] for i in range(0, 60, 15)) for line in KEY_LINES]
+    block = [BEGIN, *plus, "hNUKS5pmUGE=", END]
+    assert _rules(secret_lines("x = 1\n" + "\n".join(block) + "\ny = 2\n")) == [
+        ("private-key", 2, 2 + len(block) - 1)
+    ]

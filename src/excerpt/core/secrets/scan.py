@@ -39,8 +39,11 @@ _DECODE_MIN = 32  # base64 values at least this long are decoded once
 _KEY_BEGIN = re.compile(rb"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_END = re.compile(rb"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_HEADER = re.compile(rb"\s*[A-Za-z][A-Za-z-]{0,40}:")  # Proc-Type:, DEK-Info:, Comment:
-_KEY_BODY_JUNK = re.compile(rb"\\[nr]|[\"'`+,;()]")  # a key inside string literals
+# a key inside string literals: escapes, quotes, and a ``+`` that joins literals (one inside
+# the base64, between its characters, is the body's own)
+_KEY_BODY_JUNK = re.compile(rb"\\[nr]|[\"'`,;()]|\+(?![A-Za-z0-9/=])|(?<![A-Za-z0-9/=])\+")
 _BASE64_RUN = re.compile(rb"[A-Za-z0-9+/=]{16,}")
+_BASE64_TAIL = re.compile(rb"[A-Za-z0-9+/=]{2,}")
 _KEY_ENTROPY_CLOSED = 3.5
 _KEY_ENTROPY_OPEN = 4.5
 _KEY_MAX_LINES = 400  # a body longer than any key's (ML-DSA-87's is about 100 lines)
@@ -304,7 +307,10 @@ def _key_blocks(scan: _Scan, lines: list[bytes], begins: list[int]) -> None:
                 continue
             # the body's base64, wherever it sits on the line: after a log line's timestamp,
             # inside a string literal, behind a comment's `` * ``
-            runs = _BASE64_RUN.findall(_KEY_BODY_JUNK.sub(b" ", text))
+            cleaned = _KEY_BODY_JUNK.sub(b" ", text)
+            runs = _BASE64_RUN.findall(cleaned)
+            if not runs and n < len(lines) and _KEY_END.search(lines[n]):
+                runs = _BASE64_TAIL.findall(cleaned)  # the body's short last line
             if not runs or n - number > _KEY_MAX_LINES:
                 break
             body.append(max(runs, key=len))

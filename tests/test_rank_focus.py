@@ -250,6 +250,7 @@ def test_a_capitalised_name_few_files_hold_still_finds_its_definition(
 
 
 @pytest.mark.parametrize("unit", ["a.", "_a", "/", "a/", "a.b:"])
+@pytest.mark.reliability("T1")
 def test_hostile_task_text_is_analysed_in_time_linear_in_its_length(unit: str) -> None:
     """A task of ``a.a.a.…`` (or ``_a_a…``, ``////…``) once took the square of its length
     (25 s at 50 KB). Measured against ordinary prose of the same length in the same test:

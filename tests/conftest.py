@@ -1,15 +1,22 @@
-"""Shared fixtures: repositories built at test time, an isolated cache, a write audit."""
+"""Shared fixtures: repositories built at test time, an isolated cache, a write audit; and
+the reliability report (``--reliability-report=PATH``, read by scripts/reliability_report.py).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import os
 import subprocess
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
+
+import reliability_rows
 
 settings.register_profile("ci", max_examples=200, derandomize=True, deadline=None)
 settings.register_profile("dev", max_examples=50, deadline=None)
@@ -91,3 +98,89 @@ def make_repo(tmp_path: Path) -> Iterator[Callable[..., Path]]:
         return root
 
     yield make
+
+
+# -- the reliability report -----------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--reliability-report",
+        metavar="PATH",
+        default=None,
+        help="write the input classes the run covered, with their outcomes, as JSON to PATH",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = config.getoption("--reliability-report")
+    if path is not None:
+        config.pluginmanager.register(ReliabilityRecorder(Path(path)), "reliability-recorder")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """A reliability marker naming no row (or an id no instance has) fails its module's
+    collection, whether or not a report is asked for."""
+    report = yield
+    if report.passed:
+        items = [node for node in report.result if isinstance(node, pytest.Item)]
+        problems = reliability_rows.marker_problems(items)
+        if problems:
+            report.outcome = "failed"
+            report.longrepr = "\n".join(problems)
+            report.result = []
+    return report
+
+
+class ReliabilityRecorder:
+    """Which tagged items ran, and how each ended; written as JSON when the session ends."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.entries: dict[str, list[tuple[str, int]]] = {}
+        self.outcomes: dict[str, tuple[str, str]] = {}
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        for item in session.items:  # after deselection: what this run will try
+            entries = reliability_rows.entries_for(item)
+            if entries:
+                self.entries[item.nodeid] = entries
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.nodeid not in self.entries:
+            return
+        known = self.outcomes.get(report.nodeid, ("not run", ""))[0]
+        if report.failed:  # in any phase, teardown included
+            self.outcomes[report.nodeid] = ("failed", "")
+        elif known in ("failed", "skipped"):
+            return
+        elif report.skipped:
+            self.outcomes[report.nodeid] = ("skipped", _skip_reason(report))
+        elif report.when == "call":
+            self.outcomes[report.nodeid] = ("passed", "")
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        tests = [
+            {"nodeid": nodeid, "row": row, "cases": cases, "outcome": outcome, "reason": reason}
+            for nodeid, entries in self.entries.items()
+            for row, cases in entries
+            for outcome, reason in [self.outcomes.get(nodeid, ("not run", ""))]
+        ]
+        doc: dict[str, Any] = {
+            "format": "excerpt.reliability/v1",
+            "groups": [{"id": k, "title": v} for k, v in reliability_rows.GROUPS.items()],
+            "rows": [{**dataclasses.asdict(r), "group": r.group} for r in reliability_rows.ROWS],
+            "tests": sorted(tests, key=lambda t: (t["row"], t["nodeid"])),
+        }
+        self.path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    if hasattr(report, "wasxfail"):
+        return f"expected to fail: {report.wasxfail}".rstrip(": ")
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")

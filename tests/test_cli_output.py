@@ -112,6 +112,7 @@ def test_a_new_output_file_gets_the_mode_the_umask_gives(tmp_path: Path) -> None
     assert stat.S_IMODE((tmp_path / "doc.md").stat().st_mode) == 0o640
 
 
+@pytest.mark.reliability("B7.51")
 def test_a_failed_write_leaves_the_old_file_whole_and_no_temporary(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -186,6 +187,7 @@ class _Terminal(io.StringIO):
         return True
 
 
+@pytest.mark.reliability("B2.21", cases=4)
 def test_file_text_printed_to_a_terminal_cannot_act_on_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

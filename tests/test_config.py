@@ -164,6 +164,7 @@ def test_a_pyproject_that_is_not_toml_and_has_no_excerpt_table_is_not_excerpts_b
     assert doc["files"] == [] and sources(doc)["budget"] == (32000, "default")
 
 
+@pytest.mark.reliability("B1.1")
 def test_an_excerpt_toml_symlinked_out_of_the_repository_is_refused_unread(
     make_repo: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -176,6 +177,7 @@ def test_an_excerpt_toml_symlinked_out_of_the_repository_is_refused_unread(
     assert "excerpt.toml is not read (symlink_outside_root)" in err
 
 
+@pytest.mark.reliability("B1.1")
 def test_a_pyproject_symlinked_out_of_the_repository_is_not_used(
     make_repo: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -195,6 +197,7 @@ def test_a_settings_file_symlinked_inside_the_repository_is_read(
     assert sources(config_json(capsys, repo))["budget"] == (5000, "excerpt.toml")
 
 
+@pytest.mark.reliability("B6.43")
 def test_config_never_writes_inside_the_repository(
     make_repo: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -270,6 +273,7 @@ def test_a_usage_error_message_never_holds_more_than_one_line() -> None:
     assert "'a'" in caught.value.message and "'b'" in caught.value.message
 
 
+@pytest.mark.reliability("T2")
 def test_a_settings_file_nested_past_the_parsers_depth_is_a_usage_error_not_a_crash() -> None:
     with pytest.raises(UsageError, match=r"excerpt\.toml is not valid TOML: nested too deeply"):
         parse_settings(excerpt_toml="x = " + "[" * 3000, pyproject=None)

@@ -85,6 +85,7 @@ def clean(big_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dic
 
 
 @pytest.mark.timeout(600)
+@pytest.mark.reliability("B7.49", cases=10)
 def test_sigkill_during_cold_index_leaves_a_cache_the_next_run_completes(
     big_repo: Path, clean: tuple[dict[str, Any], float], tmp_path: Path
 ) -> None:
@@ -160,6 +161,7 @@ CORRUPTIONS = {
 
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
+@pytest.mark.reliability("B7.52")
 def test_a_corrupt_cache_is_detected_and_rebuilt_never_trusted(
     make_repo: Any, tmp_path: Path, kind: str, seed: int
 ) -> None:
@@ -185,6 +187,7 @@ def test_a_corrupt_cache_is_detected_and_rebuilt_never_trusted(
     assert not db.is_symlink()
 
 
+@pytest.mark.reliability("B7.54")
 def test_a_second_writer_waits_then_reports_busy(make_repo: Any, tmp_path: Path) -> None:
     repo = make_repo({"a.py": "x = 1\n"})
     cache = repo_cache_dir(repo.resolve(), tmp_path / "cache")
@@ -193,6 +196,7 @@ def test_a_second_writer_waits_then_reports_busy(make_repo: Any, tmp_path: Path)
         pass
 
 
+@pytest.mark.reliability("B7.54")
 def test_a_waiting_writer_proceeds_when_the_lock_is_released(
     make_repo: Any, tmp_path: Path
 ) -> None:

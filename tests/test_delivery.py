@@ -296,6 +296,7 @@ def test_mcp_check_reports_a_serving_server_and_names_a_bad_repository(
 # -- what the result says about the task and the tree -------------------------------------------
 
 
+@pytest.mark.reliability("T1")
 def test_a_long_log_is_matched_by_head_and_tail_and_its_last_frame_still_pins_the_file(
     make_repo: Callable[..., Path], cache_dir: Path
 ) -> None:
@@ -357,6 +358,7 @@ def test_many_small_matching_files_still_fill_a_small_budget(
         assert "def func_3(x):" in done.text
 
 
+@pytest.mark.reliability("B5.40", cases=2)
 def test_a_file_name_cannot_start_a_line_of_its_own_in_the_markdown(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -248,6 +248,11 @@ def build_hostile(base: Path, *, use_git: bool) -> Hostile:
 
 
 @pytest.mark.parametrize("use_git", GIT_IDS)
+@pytest.mark.reliability("B1.1", cases=2)
+@pytest.mark.reliability("B1.2", cases=2)
+@pytest.mark.reliability("B1.3")
+@pytest.mark.reliability("B1.4", cases=4)
+@pytest.mark.reliability("B1.6", cases=6)
 def test_indexing_a_hostile_tree_finishes_and_lists_each_special_path_with_its_reason(
     tmp_path: Path, cache_dir: Path, use_git: bool
 ) -> None:
@@ -263,6 +268,11 @@ def test_indexing_a_hostile_tree_finishes_and_lists_each_special_path_with_its_r
 
 
 @pytest.mark.parametrize("use_git", GIT_IDS)
+@pytest.mark.reliability("B1.1", cases=2)
+@pytest.mark.reliability("B1.2", cases=2)
+@pytest.mark.reliability("B1.3")
+@pytest.mark.reliability("B1.4", cases=4)
+@pytest.mark.reliability("B1.6", cases=6)
 def test_indexing_a_hostile_tree_never_opens_a_special_outside_or_sensitive_path(
     tmp_path: Path, cache_dir: Path, use_git: bool
 ) -> None:
@@ -313,6 +323,15 @@ def _abs_under_root_link(outside: Path) -> str:
         pytest.param("src/../.env", "sensitive", id="dotenv-via-dotdot"),
     ],
 )
+@pytest.mark.reliability("B1.1", ids=("abs-link-outside", "rel-link-outside", "sibling-prefix-dir"))
+@pytest.mark.reliability("B1.2", ids=("through-dir-link", "through-link-to-slash"))
+@pytest.mark.reliability("B1.3", ids=("link-to-inside-dotenv",))
+@pytest.mark.reliability(
+    "B1.4", ids=("dotdot-chain-of-3", "self-loop", "two-link-loop", "dangling")
+)
+@pytest.mark.reliability("B1.6", ids=("fifo", "unix-socket", "link-to-fifo", "link-to-dev-zero"))
+@pytest.mark.reliability("B3.23", ids=("dotenv", "dotenv-via-dotdot"))
+@pytest.mark.reliability("B4.32", ids=("dotdot-sibling",))
 def test_read_file_refuses_each_hostile_path_without_opening_it(
     tmp_path: Path, rel: str, reason: str
 ) -> None:
@@ -364,11 +383,28 @@ NOT_SENSITIVE = [
 
 
 @pytest.mark.parametrize("path", SENSITIVE, ids=SENSITIVE)
+@pytest.mark.reliability("B3.23")
 def test_deny_list_path_is_sensitive(path: str) -> None:
     assert is_sensitive_path(path)
 
 
 @pytest.mark.parametrize("path", NOT_SENSITIVE, ids=NOT_SENSITIVE)
+@pytest.mark.reliability(
+    "B3.24",
+    ids=(
+        ".env.example",
+        "x/.env.sample",
+        ".env.template",
+        ".env.dist",
+        ".env.defaults",
+        ".ENV.Example",
+        "x/terraform.tfvars.example",
+        "id_rsa.pub",
+        "keys/deploy_ed25519.pub",
+        "a.example.json",
+        "b.sample.json",
+    ),
+)
 def test_exception_or_ordinary_path_is_not_sensitive(path: str) -> None:
     assert not is_sensitive_path(path)
 
@@ -386,6 +422,7 @@ CANARIES = {
 
 
 @pytest.mark.parametrize("use_git", GIT_IDS)
+@pytest.mark.reliability("B3.23", cases=6)
 def test_sensitive_file_canaries_never_appear_in_any_cache_byte(
     make_repo: MakeRepo, cache_dir: Path, tmp_path: Path, use_git: bool
 ) -> None:
@@ -414,6 +451,7 @@ def test_sensitive_file_canaries_never_appear_in_any_cache_byte(
     assert sizes and all(size is None for (size,) in sizes)
 
 
+@pytest.mark.reliability("B1.12")
 def test_force_added_ignored_dotenv_tracked_by_git_is_still_sensitive(
     make_repo: MakeRepo, cache_dir: Path, tmp_path: Path
 ) -> None:
@@ -458,6 +496,7 @@ def _real_3mib(path: Path) -> None:
         pytest.param(_real_3mib, id="real-3MiB"),
     ],
 )
+@pytest.mark.reliability("B1.7")
 def test_file_over_the_size_cap_is_omitted_too_large_without_being_opened(
     make_repo: MakeRepo, cache_dir: Path, use_git: bool, make_big: Callable[[Path], None]
 ) -> None:
@@ -471,6 +510,7 @@ def test_file_over_the_size_cap_is_omitted_too_large_without_being_opened(
     assert set(store_rows(report)) == {"main.py"}
 
 
+@pytest.mark.reliability("B1.7")
 def test_an_over_cap_file_does_not_crowd_ordinary_files_out_of_discovery(
     make_repo: MakeRepo, cache_dir: Path
 ) -> None:
@@ -494,6 +534,7 @@ def test_an_over_cap_file_does_not_crowd_ordinary_files_out_of_discovery(
         pytest.param(70_001, False, id="nul-after-70000"),
     ],
 )
+@pytest.mark.reliability("B2.16")
 def test_nul_inside_the_first_8kib_makes_a_file_binary_and_only_there(
     make_repo: MakeRepo, cache_dir: Path, nul_at: int, binary: bool
 ) -> None:
@@ -520,6 +561,7 @@ def test_nul_inside_the_first_8kib_makes_a_file_binary_and_only_there(
         pytest.param(b"\xff\xfe" + "x = 1\n".encode("utf-16-le"), "utf-16-le", id="utf-16-le"),
     ],
 )
+@pytest.mark.reliability("B2.15")
 def test_text_file_is_indexed_with_its_detected_encoding(
     make_repo: MakeRepo, cache_dir: Path, data: bytes, encoding: str
 ) -> None:
@@ -541,6 +583,7 @@ JUNK = {
 @pytest.mark.parametrize(
     "hide_build", [pytest.param(True, id="build-gitignored"), pytest.param(False, id="plain")]
 )
+@pytest.mark.reliability("B1.12", ids=("build-gitignored",))
 def test_junk_and_untracked_build_dirs_are_skipped_but_a_tracked_build_file_is_indexed(
     make_repo: MakeRepo, cache_dir: Path, hide_build: bool
 ) -> None:
@@ -558,6 +601,7 @@ def test_junk_and_untracked_build_dirs_are_skipped_but_a_tracked_build_file_is_i
     assert not set(rows) & {*JUNK, "build/out.js"}
 
 
+@pytest.mark.reliability("B1.12")
 def test_outside_git_nested_gitignore_files_are_honoured(
     make_repo: MakeRepo, cache_dir: Path
 ) -> None:
@@ -615,6 +659,7 @@ def test_deleting_one_file_removes_it_from_the_index(
 
 
 @pytest.mark.parametrize("use_git", GIT_IDS)
+@pytest.mark.reliability("B1.6")
 def test_a_file_replaced_by_a_fifo_between_runs_leaves_the_index_as_not_regular_file(
     make_repo: MakeRepo, cache_dir: Path, use_git: bool
 ) -> None:
@@ -654,6 +699,7 @@ while True:
 """
 
 
+@pytest.mark.reliability("B1.5", cases=50)
 def test_a_file_swapped_with_an_outside_symlink_never_yields_the_outside_bytes(
     tmp_path: Path,
 ) -> None:
@@ -722,6 +768,7 @@ def _swap_to_fifo(root: Path, outside: Path) -> None:
         pytest.param(_swap_to_fifo, id="to-fifo"),
     ],
 )
+@pytest.mark.reliability("B1.5")
 def test_a_file_swapped_between_the_check_and_the_open_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap: Callable[[Path, Path], None]
 ) -> None:
@@ -732,6 +779,7 @@ def test_a_file_swapped_between_the_check_and_the_open_is_refused(
     assert result == Omission(path="target.py", reason="not_regular_file")
 
 
+@pytest.mark.reliability("B1.5")
 def test_a_parent_dir_swapped_for_an_outside_link_after_the_check_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

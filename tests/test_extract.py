@@ -834,6 +834,7 @@ def test_spans_cover_the_definition_text(
         assert sym.name in body, sym
 
 
+@pytest.mark.reliability("B2.14")
 def test_crlf_line_endings_give_the_same_spans() -> None:
     crlf = PYTHON.replace(b"\n", b"\r\n")
     assert symbol_rows(extract("python", crlf)) == symbol_rows(extract("python", PYTHON))
@@ -1026,6 +1027,7 @@ def test_terms_fold_documents_and_queries_alike() -> None:
     assert set(terms("get_user_names")) == set(terms("getUserName"))
 
 
+@pytest.mark.reliability("T2", cases=2)
 def test_a_file_of_unclosed_brackets_is_not_queried_and_costs_what_a_balanced_one_does() -> None:
     """120,000 unclosed `(` once took 13 s to query (the square of the depth the error
     recovery nests); it is now left without symbols, measured against a balanced file of the

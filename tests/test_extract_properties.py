@@ -146,18 +146,21 @@ def check_extraction(language: str, data: bytes) -> Extraction:
 
 @LANGUAGES
 @given(data=st.binary(max_size=4096))
+@pytest.mark.reliability("B2.18", cases=200)
 def test_any_bytes(language: str, data: bytes) -> None:
     check_extraction(language, data)
 
 
 @LANGUAGES
 @given(text=any_text)
+@pytest.mark.reliability("B2.19", cases=200)
 def test_any_text_with_surrogates_bidi_and_nul(language: str, text: str) -> None:
     check_extraction(language, encode(text))
 
 
 @LANGUAGES
 @given(data=st.data())
+@pytest.mark.reliability("B2.19", cases=200)
 def test_source_like_text(language: str, data: st.DataObject) -> None:
     text = data.draw(source_like(language))
     check_extraction(language, encode(text))
@@ -182,6 +185,7 @@ def reference_lines(data: bytes) -> int:
 
 
 @given(data=st.binary(max_size=2048) | any_text.map(encode))
+@pytest.mark.reliability("B2.13", cases=200)
 def test_count_lines_agrees_with_a_reference_split(data: bytes) -> None:
     assert count_lines(data) == reference_lines(data)
 
@@ -209,6 +213,7 @@ SAMPLE_PATHS = {
 
 @LANGUAGES
 @given(data=st.data())
+@pytest.mark.reliability("B2.19", cases=200)
 def test_record_lines_and_spans_stay_within_the_file(language: str, data: st.DataObject) -> None:
     text = data.draw(st.one_of(source_like(language), any_text))
     raw = encode(text)

@@ -185,6 +185,7 @@ def test_a_malformed_glob_flag_is_a_usage_error_naming_the_flag(
     assert message in err and err.count("\n") == 1
 
 
+@pytest.mark.reliability("B1.1")
 def test_an_excerptignore_symlinked_out_of_the_repository_is_refused(
     make_repo: Any, cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -239,6 +240,7 @@ def test_a_filter_splits_a_listing_into_kept_and_excluded_paths(
 
 
 @pytest.mark.parametrize(("patterns", "dropped"), EXCERPTIGNORE)
+@pytest.mark.reliability("T4")
 def test_excerptignore_drops_what_git_would_ignore_with_the_same_lines(
     make_repo: Any, patterns: str, dropped: set[str]
 ) -> None:

@@ -109,6 +109,7 @@ def test_a_secret_already_in_the_base_is_not_this_change_s_leak(
     assert _status(_gate(root, tmp_path), "secrets") == "PASS"
 
 
+@pytest.mark.reliability("B6.44")
 def test_only_the_staged_text_counts_never_the_work_tree(
     repo: Callable[..., Path], tmp_path: Path
 ) -> None:
@@ -118,6 +119,7 @@ def test_only_the_staged_text_counts_never_the_work_tree(
     assert _status(_gate(staged, tmp_path), "secrets") == "FAIL"
 
 
+@pytest.mark.reliability("B6.44")
 def test_a_secret_only_in_the_work_tree_is_not_checked(
     repo: Callable[..., Path], tmp_path: Path
 ) -> None:
@@ -130,6 +132,7 @@ def test_a_secret_only_in_the_work_tree_is_not_checked(
 @pytest.mark.parametrize(
     "path", [".env", "config/.env.production", "deploy/id_rsa", "secrets.json"]
 )
+@pytest.mark.reliability("B3.23")
 def test_a_secret_file_added_fails_by_its_path(
     repo: Callable[..., Path], tmp_path: Path, path: str
 ) -> None:
@@ -138,11 +141,13 @@ def test_a_secret_file_added_fails_by_its_path(
     assert doc["secrets"]["details"][0]["rule"] == "sensitive-path"  # type: ignore[index]
 
 
+@pytest.mark.reliability("B6.46")
 def test_deleting_an_env_file_is_not_a_leak(repo: Callable[..., Path], tmp_path: Path) -> None:
     root = repo({".env": None}, extra={".env": "TOKEN=1\n"})
     assert _status(_gate(root, tmp_path), "secrets") == "PASS"
 
 
+@pytest.mark.reliability("B6.46")
 def test_a_symlink_to_a_key_outside_the_tree_fails(
     repo: Callable[..., Path], tmp_path: Path
 ) -> None:
@@ -154,6 +159,7 @@ def test_a_symlink_to_a_key_outside_the_tree_fails(
     assert doc["secrets"]["details"][0]["rule"] == "symlink-target"  # type: ignore[index]
 
 
+@pytest.mark.reliability("B6.46")
 def test_a_binary_file_warns_that_it_was_not_scanned(
     repo: Callable[..., Path], tmp_path: Path
 ) -> None:
@@ -258,6 +264,7 @@ def test_a_requested_validation_command_must_be_in_the_base_policy(
     assert _status(_gate(root, tmp_path, validate=("curl x | sh",)), "validation") == "FAIL"
 
 
+@pytest.mark.reliability("B6.45")
 def test_a_change_cannot_loosen_its_own_gate(repo: Callable[..., Path], tmp_path: Path) -> None:
     loosened = '[gate]\nvalidation = ["curl x | sh"]\n[gate.severity]\nsecrets = "warn"\n'
     root = repo({"excerpt.toml": loosened, "app/keys.py": f'K = "{_aws_key()}"\n'})
@@ -404,6 +411,7 @@ def test_bad_gate_arguments_are_usage_errors(
     assert "Error:" in capsys.readouterr().err
 
 
+@pytest.mark.reliability("B2.21")
 def test_a_control_character_in_a_path_is_escaped_on_the_terminal(
     repo: Callable[..., Path],
     tmp_path: Path,
@@ -417,6 +425,7 @@ def test_a_control_character_in_a_path_is_escaped_on_the_terminal(
     assert "\x1b" not in out and "\\u001b]0;pwned\\u0007/.env" in out
 
 
+@pytest.mark.reliability("B6.44")
 def test_as_a_pre_commit_hook_it_checks_what_git_commit_a_commits(
     repo: Callable[..., Path], tmp_path: Path
 ) -> None:

@@ -136,6 +136,8 @@ def run_module(
 # --------------------------------------------------------------------------- hostile config
 
 
+@pytest.mark.reliability("B6.42")
+@pytest.mark.reliability("B6.43", cases=2)
 def test_the_gate_runs_nothing_the_repository_names_and_writes_nothing_in_it(
     hostile: tuple[Path, Path], cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -309,6 +311,7 @@ def _allowed_terms(plain: dict[str, str]) -> set[str]:
     }
 
 
+@pytest.mark.reliability("B3.25", cases=70)
 def test_canary_secrets_reach_no_output_log_or_cache_byte(
     canary_repo: tuple[Path, dict[str, str], dict[str, str]],
     cache_dir: Path,
@@ -384,6 +387,7 @@ def test_the_leak_checks_find_a_canary_where_there_is_one(tmp_path: Path) -> Non
     assert any("qzpkvwtm" in p for p in problems), problems
 
 
+@pytest.mark.reliability("T3")
 def test_a_cache_directory_inside_the_repository_is_refused_and_nothing_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

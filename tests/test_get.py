@@ -127,6 +127,7 @@ def packed(make_repo: MakeRepo, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
 # -- fresh ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.reliability("B4.29")
 def test_every_handle_a_pack_hands_out_returns_exactly_its_text_and_hash(
     make_repo: MakeRepo, cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -154,6 +155,7 @@ def test_every_handle_a_pack_hands_out_returns_exactly_its_text_and_hash(
     assert [d["text"] for d in doc] == [it["text"] for it in items]
 
 
+@pytest.mark.reliability("B4.34", cases=3)
 def test_a_hand_made_handle_for_another_range_of_the_same_verified_file_is_served(
     packed: tuple[Path, dict[str, Any]], cache_dir: Path
 ) -> None:
@@ -197,6 +199,26 @@ LINE_ENDINGS = [
 
 
 @pytest.mark.parametrize(("content", "start", "end", "expected"), LINE_ENDINGS)
+@pytest.mark.reliability(
+    "B2.13",
+    ids=(
+        "no-trailing-newline-last-line",
+        "no-trailing-newline-whole",
+        "single-line",
+        "only-newlines",
+    ),
+)
+@pytest.mark.reliability(
+    "B2.14",
+    ids=(
+        "crlf",
+        "crlf-first-line",
+        "lone-cr-inside-line",
+        "lone-cr-next-line",
+        "lone-cr-at-eof",
+        "mixed-endings",
+    ),
+)
 def test_fresh_text_is_the_exact_bytes_with_every_line_terminator_kept(
     make_repo: MakeRepo,
     cache_dir: Path,
@@ -220,6 +242,7 @@ def test_fresh_text_is_the_exact_bytes_with_every_line_terminator_kept(
     assert doc[0]["text"].encode("utf-8") == expected
 
 
+@pytest.mark.reliability("B2.14", cases=2)
 def test_a_lone_cr_does_not_end_a_line_so_the_range_past_it_is_beyond_eof(
     make_repo: MakeRepo, cache_dir: Path
 ) -> None:
@@ -244,6 +267,7 @@ NAMES_WITH_HANDLE_SYNTAX = [
 
 
 @pytest.mark.parametrize("name", NAMES_WITH_HANDLE_SYNTAX)
+@pytest.mark.reliability("B1.11")
 def test_a_file_whose_name_looks_like_handle_syntax_is_served_fresh(
     make_repo: MakeRepo, cache_dir: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
@@ -261,6 +285,7 @@ def test_a_file_whose_name_looks_like_handle_syntax_is_served_fresh(
 # -- stale and missing ---------------------------------------------------------------------------
 
 
+@pytest.mark.reliability("B4.30")
 def test_a_line_changed_elsewhere_makes_the_handle_stale_with_no_text(
     packed: tuple[Path, dict[str, Any]], cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -280,6 +305,7 @@ def test_a_line_changed_elsewhere_makes_the_handle_stale_with_no_text(
     assert res["moved_to"] == handle_for(REFUNDS_PATH, start, end, new)
 
 
+@pytest.mark.reliability("B4.30")
 def test_lines_inserted_above_give_moved_to_the_new_range_which_is_fresh(
     packed: tuple[Path, dict[str, Any]], cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -300,6 +326,7 @@ def test_lines_inserted_above_give_moved_to_the_new_range_which_is_fresh(
     assert (again.text, again.excerpt_sha256) == (item["text"], item["excerpt_sha256"])
 
 
+@pytest.mark.reliability("B4.30")
 def test_when_the_excerpt_itself_changed_there_is_no_moved_to(
     packed: tuple[Path, dict[str, Any]], cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -315,6 +342,7 @@ def test_when_the_excerpt_itself_changed_there_is_no_moved_to(
 
 
 @pytest.mark.parametrize("position", [0, 7, 15], ids=["first-digit", "middle-digit", "last-digit"])
+@pytest.mark.reliability("B4.31")
 def test_a_digest_altered_by_one_hex_digit_is_stale(
     packed: tuple[Path, dict[str, Any]],
     cache_dir: Path,
@@ -335,6 +363,7 @@ def test_a_digest_altered_by_one_hex_digit_is_stale(
     assert doc[0]["moved_to"] is None  # no pack handed this handle out
 
 
+@pytest.mark.reliability("B4.30", cases=2)
 def test_a_stale_handle_the_cache_never_saw_has_no_moved_to_even_if_its_text_survives(
     packed: tuple[Path, dict[str, Any]], cache_dir: Path
 ) -> None:
@@ -351,6 +380,7 @@ def test_a_stale_handle_the_cache_never_saw_has_no_moved_to_even_if_its_text_sur
     assert (unseen.status, unseen.text, unseen.moved_to) == ("stale", None, None)
 
 
+@pytest.mark.reliability("B4.30")
 def test_a_deleted_file_is_missing_with_exit_1(
     packed: tuple[Path, dict[str, Any]], cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -438,6 +468,14 @@ REFUSED_PATHS = [
 
 
 @pytest.mark.parametrize(("rel", "bait", "by_syntax"), REFUSED_PATHS)
+@pytest.mark.reliability("B4.32")
+@pytest.mark.reliability(
+    "B1.1", ids=("file-symlink-out", "sibling-prefix-dir", "sibling-prefix-file")
+)
+@pytest.mark.reliability(
+    "B1.2", ids=("intermediate-dir-symlink", "up-then-sibling", "intermediate-symlink-to-slash")
+)
+@pytest.mark.reliability("B1.3", ids=("symlink-to-sensitive-inside",))
 def test_a_path_leaving_the_root_or_naming_a_secret_is_refused_without_opening_it(
     hostile: Path,
     capsys: pytest.CaptureFixture[str],
@@ -469,6 +507,7 @@ def test_a_path_leaving_the_root_or_naming_a_secret_is_refused_without_opening_i
         assert refusal_reason(rel) is not None
 
 
+@pytest.mark.reliability("B4.32")
 def test_a_sensitive_file_is_refused_even_when_its_handle_is_exactly_right(
     hostile: Path,
 ) -> None:
@@ -515,6 +554,7 @@ MALFORMED = [
 
 
 @pytest.mark.parametrize("handle", MALFORMED)
+@pytest.mark.reliability("B4.33")
 def test_a_malformed_handle_or_range_is_refused_with_exit_2_and_no_traceback(
     make_repo: MakeRepo, cache_dir: Path, capsys: pytest.CaptureFixture[str], handle: str
 ) -> None:
@@ -589,6 +629,7 @@ def check_retrieval(root: Path, raw: str) -> Retrieved:
 
 @settings(max_examples=500, derandomize=True, deadline=None)
 @given(raw=st.text())
+@pytest.mark.reliability("B4.35", cases=500)
 def test_any_text_as_a_handle_never_raises_and_never_opens_outside_the_root(
     hostile_root: Path, raw: str
 ) -> None:
@@ -647,6 +688,7 @@ def built_handles(draw: st.DrawFn, digests: list[str]) -> str:
 
 @settings(max_examples=500, derandomize=True, deadline=None)
 @given(data=st.data())
+@pytest.mark.reliability("B4.35", cases=500)
 def test_any_built_handle_never_raises_and_never_opens_outside_the_root(
     hostile_root: Path, data: st.DataObject
 ) -> None:
@@ -671,6 +713,7 @@ def test_any_built_handle_never_raises_and_never_opens_outside_the_root(
     extra=st.integers(min_value=0, max_value=999_999_999),
     sha=st.text(alphabet=HEX, min_size=64, max_size=64),
 )
+@pytest.mark.reliability("B1.11", cases=200)
 def test_format_then_parse_gives_back_every_part_of_the_handle(
     path: str, start: int, extra: int, sha: str
 ) -> None:
@@ -772,6 +815,7 @@ def test_markdown_output_holds_the_fresh_text_inside_a_fence(
     assert item["handle"] in out
 
 
+@pytest.mark.reliability("B4.30")
 def test_markdown_output_of_a_stale_handle_holds_no_source_text(
     packed: tuple[Path, dict[str, Any]], cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -797,10 +841,12 @@ def test_markdown_output_of_a_stale_handle_holds_no_source_text(
         pytest.param("pkg/\udfff.py", id="low-surrogate-in-subdir"),
     ],
 )
+@pytest.mark.reliability("B4.35")
 def test_retrieve_answers_a_path_holding_a_lone_surrogate(hostile: Path, path: str) -> None:
     check_retrieval(hostile, f"{path}#L1-L1@{ZERO_DIGEST}")
 
 
+@pytest.mark.reliability("B1.11")
 def test_get_after_a_pack_answers_a_handle_holding_a_non_utf8_byte(
     packed: tuple[Path, dict[str, Any]], cache_dir: Path
 ) -> None:

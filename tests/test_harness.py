@@ -1128,6 +1128,7 @@ def test_unrecognised_commands_have_no_signature(command: str) -> None:
 # ============================================================================ safety
 
 
+@pytest.mark.reliability("B3.23", cases=4)
 def test_sensitive_files_are_never_opened(tmp_path: Path) -> None:
     files = {
         **NODE_NPM,
@@ -1147,6 +1148,8 @@ def test_sensitive_files_are_never_opened(tmp_path: Path) -> None:
     assert "zqcanary" not in json.dumps(doc)
 
 
+@pytest.mark.reliability("B1.1", cases=2)
+@pytest.mark.reliability("B1.2")
 def test_a_symlinked_manifest_pointing_outside_is_not_read(tmp_path: Path) -> None:
     outside = write_tree(
         tmp_path / "outside",
@@ -1215,6 +1218,8 @@ def test_nothing_is_executed_for_a_hostile_repository(
     assert tree_snapshot(repo) == before
 
 
+@pytest.mark.reliability("B6.42")
+@pytest.mark.reliability("B6.43")
 def test_a_git_repository_is_unchanged_byte_for_byte_and_its_config_runs_nothing(
     tmp_path: Path, make_repo: MakeRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1254,6 +1259,7 @@ def test_a_git_repository_is_unchanged_byte_for_byte_and_its_config_runs_nothing
     ],
     ids=["3MB", "1.5MB", "binary-json", "binary-make", "nul-toml", "binary-gomod"],
 )
+@pytest.mark.reliability("T2")
 def test_a_huge_or_binary_manifest_does_not_crash(
     tmp_path: Path, name: str, content: str | bytes
 ) -> None:
@@ -1273,6 +1279,7 @@ def test_a_huge_or_binary_manifest_does_not_crash(
     ],
     ids=["json", "pyproject", "cargo", "workflow", "pnpm-workspace"],
 )
+@pytest.mark.reliability("T2")
 def test_deeply_nested_manifests_do_not_crash(tmp_path: Path, name: str, content: str) -> None:
     base = {"package.json": "{}\n"} if name != "package.json" else {}
     doc = infer(tmp_path, {**base, name: content})

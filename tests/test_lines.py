@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ _TEXT = st.text(alphabet="ab\n\r x", max_size=300)
 
 
 @given(st.lists(st.sampled_from([b"a", b"b", b"\n", b"\r"]), max_size=200).map(b"".join))
+@pytest.mark.reliability("B2.14", cases=200)
 def test_split_lines_keeps_every_byte_and_counts_as_line_count(data: bytes) -> None:
     lines = split_lines(data)
     assert b"".join(lines) == data

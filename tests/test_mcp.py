@@ -388,6 +388,8 @@ def live_cli(live: LiveServer, monkeypatch: pytest.MonkeyPatch) -> LiveServer:
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.reliability("B5.39", cases=7)
+@pytest.mark.reliability("B5.40", cases=3)
 def test_tools_list_gives_read_only_tools_with_closed_described_schemas(
     make_repo: Callable[..., Path], cache_dir: Path, mode: str
 ) -> None:
@@ -722,6 +724,40 @@ INVALID = [
 
 
 @pytest.mark.parametrize(("tool", "arguments", "field_name", "sent"), INVALID)
+@pytest.mark.reliability(
+    "B5.36",
+    ids=(
+        "task-int",
+        "task-null",
+        "task-missing",
+        "task-empty",
+        "budget-string",
+        "budget-bool",
+        "budget-negative",
+        "budget-huge",
+        "format-xml",
+        "changed-paths-string",
+        "plan-task-list",
+        "plan-budget-float",
+        "handles-string",
+        "handles-empty",
+    ),
+)
+@pytest.mark.reliability(
+    "B5.37",
+    ids=(
+        "task-deeply-nested",
+        "task-oversized-200001",
+        "task-oversized-10MB",
+        "unknown-key",
+        "changed-paths-10000",
+        "plan-unknown-nested-key",
+        "handles-10000",
+        "handle-oversized",
+        "retrieve-unknown-key",
+        "index-status-unknown-key",
+    ),
+)
 def test_invalid_arguments_are_a_one_line_error_naming_the_field_and_the_session_stays_usable(
     live: LiveServer, tool: str, arguments: dict[str, Any], field_name: str, sent: list[str]
 ) -> None:
@@ -736,6 +772,7 @@ def test_invalid_arguments_are_a_one_line_error_naming_the_field_and_the_session
     live.assert_still_serving()
 
 
+@pytest.mark.reliability("B5.38")
 def test_an_unknown_tool_is_an_error_and_the_server_stays_up(live: LiveServer) -> None:
     try:
         result = live.call("context_delete_everything", {"task": TASK})
@@ -765,6 +802,7 @@ def test_a_library_refusal_is_a_one_line_tool_error_and_the_session_stays_usable
         live.assert_still_serving()
 
 
+@pytest.mark.reliability("B5.36")
 def test_a_whitespace_only_task_is_refused_with_its_reason(live: LiveServer) -> None:
     result = live.call("context_pack", {"task": "   \n\t "})
     message = assert_one_line_error(result)
@@ -789,6 +827,7 @@ def test_a_whitespace_only_task_is_refused_with_its_reason(live: LiveServer) -> 
         pytest.param(lambda repo: [repo / ".." / "elsewhere"], False, id="dotdot-out"),
     ],
 )
+@pytest.mark.reliability("B5.41")
 def test_the_repository_is_served_only_inside_the_roots_the_client_declares(
     rooted: tuple[LiveServer, RootsHolder],
     roots: Callable[[Path], list[Path]],
@@ -814,6 +853,7 @@ def test_the_repository_is_served_only_inside_the_roots_the_client_declares(
     assert holder.asked > asked  # roots are asked for, not remembered from another call
 
 
+@pytest.mark.reliability("B5.41")
 def test_roots_holding_the_repository_are_honoured_on_the_default_negotiation(
     make_repo: Callable[..., Path], cache_dir: Path
 ) -> None:
@@ -833,6 +873,7 @@ def test_roots_holding_the_repository_are_honoured_on_the_default_negotiation(
 # --------------------------------------------------------------------------- protocol hygiene
 
 
+@pytest.mark.reliability("B5.38")
 def test_a_client_closing_stdin_mid_call_gets_a_clean_exit_and_only_json_rpc_on_stdout(
     make_repo: Callable[..., Path], cache_dir: Path, tmp_path: Path
 ) -> None:
@@ -855,6 +896,8 @@ def test_a_client_closing_stdin_mid_call_gets_a_clean_exit_and_only_json_rpc_on_
     assert {m.get("id") for m in messages} <= {1, 2}
 
 
+@pytest.mark.reliability("B5.38", cases=2)
+@pytest.mark.reliability("T5")
 def test_requests_before_initialize_and_garbage_lines_do_not_break_the_server(
     make_repo: Callable[..., Path], cache_dir: Path, tmp_path: Path
 ) -> None:
@@ -881,6 +924,7 @@ def test_requests_before_initialize_and_garbage_lines_do_not_break_the_server(
     assert_only_json_rpc(stdout)
 
 
+@pytest.mark.reliability("B3.25", cases=2)
 def test_secrets_never_reach_a_tool_result_or_stdout(
     make_repo: Callable[..., Path], cache_dir: Path, tmp_path: Path
 ) -> None:
@@ -917,6 +961,7 @@ def test_secrets_never_reach_a_tool_result_or_stdout(
         assert secret.encode() not in stdout
 
 
+@pytest.mark.reliability("B4.34")
 def test_a_handle_widened_over_a_secret_line_does_not_return_the_secret(
     make_repo: Callable[..., Path], cache_dir: Path
 ) -> None:
@@ -945,6 +990,7 @@ def test_a_handle_widened_over_a_secret_line_does_not_return_the_secret(
 # --------------------------------------------------------------------------- write audit
 
 
+@pytest.mark.reliability("B6.43", cases=4)
 def test_a_session_calling_every_tool_leaves_the_repository_untouched(
     make_repo: Callable[..., Path], cache_dir: Path
 ) -> None:

@@ -255,6 +255,7 @@ GIT_IDS = [pytest.param(False, id="walk"), pytest.param(True, id="git")]
 
 
 @pytest.mark.parametrize("use_git", GIT_IDS)
+@pytest.mark.reliability("B1.8")
 def test_an_unreadable_subdirectory_is_omitted_and_the_rest_is_indexed(
     run_restricted: RunCli, perm_base: Path, use_git: bool
 ) -> None:
@@ -270,6 +271,7 @@ def test_an_unreadable_subdirectory_is_omitted_and_the_rest_is_indexed(
 
 
 @pytest.mark.parametrize("use_git", GIT_IDS)
+@pytest.mark.reliability("B1.8")
 def test_an_unreadable_file_is_omitted_as_unreadable_not_as_not_regular_file(
     run_restricted: RunCli, perm_base: Path, use_git: bool
 ) -> None:
@@ -282,6 +284,7 @@ def test_an_unreadable_file_is_omitted_as_unreadable_not_as_not_regular_file(
     assert doc["files_indexed"] == 1
 
 
+@pytest.mark.reliability("B1.8")
 def test_a_tracked_file_in_an_unreadable_directory_is_omitted_as_unreadable(
     run_restricted: RunCli, perm_base: Path
 ) -> None:
@@ -294,6 +297,7 @@ def test_a_tracked_file_in_an_unreadable_directory_is_omitted_as_unreadable(
     assert ("pkg/t.py", "unreadable") in omitted
 
 
+@pytest.mark.reliability("B1.8")
 def test_a_pack_naming_an_unreadable_file_lists_it_as_unreadable(
     run_restricted: RunCli, perm_base: Path
 ) -> None:
@@ -310,6 +314,7 @@ def test_a_pack_naming_an_unreadable_file_lists_it_as_unreadable(
 
 
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+@pytest.mark.reliability("T3")
 def test_an_unreadable_repository_is_a_one_line_error_with_exit_3(
     run_restricted: RunCli, perm_base: Path, as_json: bool
 ) -> None:
@@ -325,6 +330,7 @@ def test_an_unreadable_repository_is_a_one_line_error_with_exit_3(
 
 
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+@pytest.mark.reliability("T3")
 def test_a_cache_dir_inside_a_read_only_directory_is_a_one_line_error_with_exit_3(
     run_restricted: RunCli, perm_base: Path, as_json: bool
 ) -> None:
@@ -345,6 +351,7 @@ def test_a_cache_dir_inside_a_read_only_directory_is_a_one_line_error_with_exit_
 
 
 @pytest.mark.parametrize("locked", ["database", "directory"])
+@pytest.mark.reliability("T3")
 def test_a_cache_that_cannot_be_written_is_an_error_and_is_not_discarded(
     run_restricted: RunCli, perm_base: Path, locked: str
 ) -> None:
@@ -517,6 +524,7 @@ def test_a_missing_graph_file_is_a_usage_error_naming_the_file_and_the_reason(
         pytest.param(b'{"nodes": ["\\ud800"], "sha256": "0"}', "not Unicode", id="lone-surrogate"),
     ],
 )
+@pytest.mark.reliability("T3")
 def test_a_graph_file_that_cannot_be_used_is_a_usage_error_naming_it(
     tmp_path: Path, content: bytes | None, expected: str
 ) -> None:
@@ -551,6 +559,7 @@ def test_git_refusing_a_repository_keeps_its_safe_directory_hint() -> None:
     )
 
 
+@pytest.mark.reliability("B6.47")
 def test_a_repository_owned_by_another_user_is_refused_with_git_s_hint_and_exit_3(
     tmp_path: Path,
     cache_dir: Path,
@@ -576,6 +585,7 @@ def test_git_that_cannot_start_in_a_directory_is_a_git_fault_not_a_crash(tmp_pat
         gitmod.run_git(tmp_path / "gone", "status")
 
 
+@pytest.mark.reliability("T3")
 def test_an_unknown_home_in_the_cache_dir_is_a_cache_error_with_exit_3(
     make_repo: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -588,6 +598,7 @@ def test_an_unknown_home_in_the_cache_dir_is_a_cache_error_with_exit_3(
 # -- hostile or unusual input that used to escape as an internal error ----------------------
 
 
+@pytest.mark.reliability("T2")
 def test_a_package_json_nested_past_the_parser_depth_is_indexed_without_a_crash(
     make_repo: Any, cache_dir: Path
 ) -> None:
@@ -596,6 +607,7 @@ def test_a_package_json_nested_past_the_parser_depth_is_indexed_without_a_crash(
     assert report.files_indexed == 2
 
 
+@pytest.mark.reliability("T3")
 def test_without_worker_processes_the_index_is_built_in_process(
     make_repo: Any, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

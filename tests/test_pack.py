@@ -1290,6 +1290,7 @@ SECRET_TASKS = [
 
 
 @pytest.mark.parametrize("task", SECRET_TASKS)
+@pytest.mark.reliability("B3.25")
 def test_secrets_never_appear_in_items_json_or_markdown(
     repos: dict[str, Path], cache_dir: Path, capsys: pytest.CaptureFixture[str], task: str
 ) -> None:
@@ -1494,6 +1495,7 @@ def test_markdown_shows_each_item_with_header_handle_reasons_and_exact_fenced_te
         assert odd and all(i["text"] in md for i in odd)
 
 
+@pytest.mark.reliability("B5.40")
 def test_text_holding_a_backtick_fence_gets_a_longer_fence(
     repos: dict[str, Path], cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1712,6 +1714,7 @@ def test_plan_json_lists_ranked_regions_with_reasons_and_sizes_but_no_text(
 # -- write audit -----------------------------------------------------------------------------
 
 
+@pytest.mark.reliability("B6.43", cases=4)
 def test_plan_pack_get_and_graph_export_never_write_inside_the_repository(
     shop: Path, cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

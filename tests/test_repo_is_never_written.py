@@ -101,6 +101,7 @@ def run_every_index_entry_point(repo: Path, capsys: pytest.CaptureFixture[str]) 
 # -- write audit (B6 #43) ------------------------------------------------------------------------
 
 
+@pytest.mark.reliability("B6.43")
 def test_excerpt_index_through_the_cli_and_the_module_never_writes_inside_the_repo(
     tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -177,6 +178,7 @@ def build_hostile_repo(tmp_path: Path) -> tuple[Path, Path]:
     return repo, markers
 
 
+@pytest.mark.reliability("B6.42")
 def test_hostile_git_config_attributes_and_hooks_never_run_during_index(
     tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -187,6 +189,7 @@ def test_hostile_git_config_attributes_and_hooks_never_run_during_index(
     assert full_snapshot(repo) == before
 
 
+@pytest.mark.reliability("B6.42")
 def test_hostile_git_config_never_runs_during_harness_inference(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -233,6 +236,7 @@ def test_the_hostile_scripts_do_run_under_plain_git(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("command", [["index"], ["pack", "refund retry"], ["plan", "refund"]])
+@pytest.mark.reliability("T3")
 def test_a_cache_directory_inside_the_repository_is_refused_before_any_write(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,

@@ -44,6 +44,7 @@ def _rules(findings: list[Finding]) -> list[tuple[str, int, int]]:
     "codec",
     ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "latin-1"],
 )
+@pytest.mark.reliability("B3.28")
 def test_a_secret_is_found_in_any_common_encoding(codec: str) -> None:
     text = TEXT + "# café crème, ½ price\n"  # latin-1 bytes that are not UTF-8
     decoded = decode_for_scan(text.encode(codec))
@@ -51,12 +52,14 @@ def test_a_secret_is_found_in_any_common_encoding(codec: str) -> None:
     assert _rules(scan_text(decoded)) == [("github-pat", 3, 3), ("aws-access-key-id", 5, 5)]
 
 
+@pytest.mark.reliability("B3.28", cases=2)
 def test_utf16_with_its_byte_order_mark_and_utf32_are_decoded_not_binary() -> None:
     for data in (codecs.BOM_UTF16_LE + TEXT.encode("utf-16-le"), TEXT.encode("utf-32-be")):
         assert decode_for_scan(data) is not None
     assert decode_for_scan(b"\x7fELF\x02\x01\x01\x00\x00\x00" + bytes(range(256)) * 4) is None
 
 
+@pytest.mark.reliability("B3.28")
 def test_crlf_line_ends_keep_line_numbers_and_key_blocks() -> None:
     text = TEXT.replace("\n", "\r\n") + "\r\n".join(["", BEGIN, *KEY_LINES, END, "x = 1"])
     assert _rules(secret_lines(text)) == [
@@ -98,12 +101,14 @@ def test_a_key_on_one_line_with_escaped_newlines_is_found() -> None:
     assert {f.rule for f in scan_text(text)} == {"gcp-private-key-id", "private-key"}
 
 
+@pytest.mark.reliability("B3.28")
 def test_a_provider_secret_inside_a_base64_value_is_found_once_decoded() -> None:
     inner = base64.b64encode(f"[default]\naws_access_key_id = {AWS}\n".encode()).decode()
     text = f"data:\n  credentials: {inner}\n"
     assert _rules(scan_text(text)) == [("aws-access-key-id", 2, 2)]
 
 
+@pytest.mark.reliability("B3.28")
 def test_a_token_written_with_json_unicode_escapes_is_found() -> None:
     escaped = "".join(f"\\u{ord(c):04x}" for c in GH[:4]) + GH[4:]
     assert _rules(scan_text(f'{{"token": "{escaped}"}}\n')) == [("github-pat", 1, 1)]
@@ -178,6 +183,7 @@ HOSTILE = {
 @pytest.mark.timeout(60)  # a quadratic scan of these takes minutes
 @pytest.mark.parametrize("linear", [True, False], ids=["re2", "re"])
 @pytest.mark.parametrize("name", list(HOSTILE))
+@pytest.mark.reliability("T2")
 def test_inputs_built_to_be_slow_are_scanned_in_bounded_time(name: str, linear: bool) -> None:
     found = scan(HOSTILE[name], tokens=approximate_tokens, salt=None, linear=linear)
     if name == "keyword-dense":  # every match is a candidate: a bounded number is reported

@@ -23,7 +23,7 @@ TEXT_SUFFIXES = {".py", ".txt", ".json", ".cfg", ".toml", ".html", ".rst", ".xml
 
 def _stdlib_files(limit: int) -> list[tuple[str, str]]:
     lib = Path(sysconfig.get_paths()["stdlib"])
-    out = []
+    out: list[tuple[str, str]] = []
     for path in sorted(lib.rglob("*")):
         if len(out) >= limit:
             break

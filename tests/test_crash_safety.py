@@ -149,7 +149,27 @@ def _corrupt_foreign(db: Path, rng: random.Random) -> None:
     conn.close()
 
 
+_HOT_WRITER = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1])
+conn.execute("PRAGMA wal_autocheckpoint = 0")
+conn.execute("DELETE FROM files WHERE rowid % 2 = ?", (int(sys.argv[2]),))
+conn.commit()
+os._exit(0)  # gone with its commit in the WAL only, never checkpointed
+"""
+
+
+def _corrupt_hot_wal(db: Path, rng: random.Random) -> None:
+    """A writer commits into the WAL and dies; the WAL (and its index) is then deleted while
+    hot: the database is what it was before that commit."""
+    subprocess.run([sys.executable, "-c", _HOT_WRITER, str(db), str(rng.randrange(2))], check=True)
+    assert Path(f"{db}-wal").stat().st_size > 0  # the commit is really only in the WAL
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+
+
 CORRUPTIONS = {
+    "hot-wal-deleted": _corrupt_hot_wal,
     "truncate": _corrupt_truncate,
     "flip-bytes": _corrupt_flip,
     "unknown-version": _corrupt_version,
@@ -159,7 +179,7 @@ CORRUPTIONS = {
 }
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
 @pytest.mark.reliability("B7.52")
 def test_a_corrupt_cache_is_detected_and_rebuilt_never_trusted(

@@ -559,6 +559,12 @@ def test_nul_inside_the_first_8kib_makes_a_file_binary_and_only_there(
         pytest.param(b"\xef\xbb\xbfx = 1\n", "utf-8-sig", id="utf-8-bom"),
         pytest.param("caf\u00e9 = 1\n".encode(), "utf-8", id="utf-8"),
         pytest.param(b"\xff\xfe" + "x = 1\n".encode("utf-16-le"), "utf-16-le", id="utf-16-le"),
+        pytest.param(b"\xfe\xff" + "x = 1\n".encode("utf-16-be"), "utf-16-be", id="utf-16-be"),
+        pytest.param(
+            b"x = 1\n" * 500 + b"y = '\xff\xfe'\n" + b"z = 2\n",
+            "not_utf8",
+            id="invalid-utf8-mid-file",
+        ),
     ],
 )
 @pytest.mark.reliability("B2.15")

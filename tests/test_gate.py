@@ -14,7 +14,7 @@ import pytest
 from conftest import git, tree_snapshot, write_tree
 from excerpt.cli import main
 from excerpt.errors import UsageError
-from excerpt.gate import GateRequest, run_gate
+from excerpt.gate import GateRequest, render_text, run_gate
 from excerpt.gate.controls import version_of
 from excerpt.gate.policy import parse_policy
 
@@ -555,3 +555,55 @@ def test_a_deny_listed_path_the_base_policy_allows_warns(
     policy = '[gate.secrets]\nallow_paths = ["deploy/examples/**"]\n'
     root = repo({"deploy/examples/.env": "A=1\n"}, extra={"excerpt.toml": policy})
     assert _status(_gate(root, tmp_path), "secrets") == "WARN"
+
+
+@pytest.mark.reliability("B6.46")
+def test_a_renamed_env_file_keeps_its_content_scanned_under_the_new_name(
+    repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """``.env`` renamed ``config.txt``: the new path is no deny-listed name, but its whole
+    content counts as added (no rename detection), so the key in it fails."""
+    key = _aws_key()
+    root = repo(
+        {".env": None, "config.txt": f"AWS_KEY={key}\n"}, extra={".env": f"AWS_KEY={key}\n"}
+    )
+    doc = _gate(root, tmp_path)
+    assert _status(doc, "secrets") == "FAIL"
+    assert key not in json.dumps(doc)
+
+
+@pytest.mark.reliability("B6.46")
+def test_a_submodule_bump_is_neither_read_nor_a_failure(
+    repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = repo({}, stage=False)
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    git(root, "update-index", "--add", "--cacheinfo", f"160000,{commit},vendor/lib")
+    doc = _gate(root, tmp_path)
+    assert _status(doc, "secrets") == "PASS"
+    assert doc["status"] != "FAIL"
+
+
+@pytest.mark.reliability("B6.46")
+def test_a_3_mb_one_line_file_is_scanned_whole_in_bounded_time(
+    repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    key = _aws_key()
+    line = "var a=1;" * 400_000 + f'var k="{key}";' + "var b=2;" * 10_000 + "\n"
+    root = repo({"dist/app.min.js": line})
+    doc = _gate(root, tmp_path)
+    assert _status(doc, "secrets") in ("FAIL", "WARN")  # found, or said not scanned
+    assert key not in json.dumps(doc)
+
+
+@pytest.mark.reliability("B6.46")
+def test_a_file_name_with_a_newline_is_reported_on_one_line(
+    repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    key = _aws_key()
+    root = repo({"notes\nFAKE: all checks PASS.py": f'AWS_KEY = "{key}"\n'})
+    report = run_gate(GateRequest(repo=root, cache_dir=tmp_path / "cache"))
+    assert report.to_dict()["status"] == "FAIL"
+    text = render_text(report)
+    assert "FAKE: all checks PASS" in text  # shown, escaped on the line of its path
+    assert "\nFAKE: all checks PASS" not in text

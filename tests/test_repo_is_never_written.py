@@ -250,3 +250,63 @@ def test_a_cache_directory_inside_the_repository_is_refused_before_any_write(
     err = capsys.readouterr().err
     assert "lies inside the repository" in err and "EXCERPT_CACHE_DIR" in err
     assert full_snapshot(repo) == before
+
+
+# Every command and tool that reads the repository, as a user would call it.
+CLI_READERS = {
+    "pack": ["pack", "helper returns the wrong value", "--json"],
+    "plan": ["plan", "helper returns the wrong value", "--json"],
+    "get": ["get", "src/app.py#L1-L4@0000000000000000", "--json"],
+    "gate": ["gate", "--staged", "--json"],
+    "gate-range": ["gate", "--range", "HEAD..HEAD", "--json"],
+    "graph": ["graph", "export", "--json"],
+    "risk": ["risk", "--paths", "src/app.py", "--json"],
+    "config": ["config", "show", "--json"],
+}
+MCP_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("context_pack", {"task": "helper returns the wrong value"}),
+    ("context_plan", {"task": "helper returns the wrong value"}),
+    ("context_retrieve", {"handles": ["src/app.py#L1-L4@0000000000000000"]}),
+    ("index_status", {}),
+    ("harness_infer", {}),
+    ("risk_classify", {"paths": ["src/app.py"]}),
+    ("gate_check", {}),
+]
+
+
+async def _every_tool(repo: Path, cache: Path) -> list[bool]:
+    from mcp import Client
+
+    from excerpt.mcp.server import build_server
+
+    async with Client(build_server(repo, cache)) as client:
+        return [(await client.call_tool(n, a)).is_error is not True for n, a in MCP_CALLS]
+
+
+@pytest.mark.reliability("B6.42", cases=len(CLI_READERS) + len(MCP_CALLS))
+@pytest.mark.reliability("B6.43", cases=len(CLI_READERS) + len(MCP_CALLS))
+def test_hostile_git_config_never_runs_and_nothing_is_written_by_any_command_or_tool(
+    tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import anyio
+
+    repo, markers = build_hostile_repo(tmp_path)
+    git(repo, "add", "src/util.py")  # a staged change for the gate: plain git runs the
+    for marker in markers.iterdir():  # hostile scripts here, before the audit starts
+        marker.unlink()
+    before = full_snapshot(repo)
+    codes = {}
+    for name, argv in CLI_READERS.items():
+        words = (
+            [*argv[:2], "--repo", str(repo), *argv[2:]]
+            if name == "config"
+            else [*argv, "--repo", str(repo)]
+        )
+        codes[name] = main(words)
+        capsys.readouterr()
+    assert all(code in (0, 1, 2) for code in codes.values()), codes  # a stale handle: 1
+    assert codes["pack"] == codes["plan"] == 0
+    served = anyio.run(_every_tool, repo, cache_dir)
+    assert served.count(True) >= len(MCP_CALLS) - 1  # the made-up handle may be an error
+    assert sorted(p.name for p in markers.iterdir()) == []
+    assert full_snapshot(repo) == before

@@ -16,6 +16,7 @@ import stat
 import sys
 from pathlib import Path
 
+from excerpt.core.durable import crash_point, fsync_directory
 from excerpt.errors import UsageError
 
 __all__ = ["emit", "for_terminal", "write_atomic"]
@@ -96,9 +97,13 @@ def _replace(target: Path, data: bytes, existing: os.stat_result | None) -> None
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        crash_point("output.after_temp_write")
         if existing is not None:  # overwriting keeps the file's mode; a new one gets the umask's
             os.chmod(temp, stat.S_IMODE(existing.st_mode))
+        crash_point("output.before_replace")
         os.replace(temp, target)
+        crash_point("output.after_replace")
+        fsync_directory(target.parent)  # the rename itself survives a power cut
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)

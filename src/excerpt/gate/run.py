@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from excerpt.core import git
+from excerpt.core.durable import crash_point, fsync_directory
 from excerpt.core.settings import cache_root, refuse_cache_inside
 from excerpt.discover.walk import resolve_root
 from excerpt.errors import EnvironmentFault, UsageError
@@ -138,16 +140,35 @@ def gate_salt(top: Path, cache_dir: Path | None = None) -> bytes | None:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(fd, "wb") as out:
-                out.write(os.urandom(32))
-                out.flush()
-                os.fsync(out.fileno())
-            data = path.read_bytes()
+            data = _new_salt(path)
+        if len(data) != 32:  # torn by a crash of an older writer: made again
+            path.unlink()
+            data = _new_salt(path)
     except (OSError, EnvironmentFault):
         return None
     return data if len(data) == 32 else None
+
+
+def _new_salt(path: Path) -> bytes:
+    """Make the salt whole before it has its name (written beside it, then hard-linked: a
+    crash leaves no salt or all of it, and of two processes the first link wins)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(os.urandom(32))
+            out.flush()
+            os.fsync(out.fileno())
+        crash_point("salt.after_temp_write")
+        with contextlib.suppress(FileExistsError):  # another process made it first
+            os.link(temp, path)
+        crash_point("salt.after_link")
+        fsync_directory(path.parent)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+    return path.read_bytes()
 
 
 def explain_policy(request: GateRequest) -> Policy:

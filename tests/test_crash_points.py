@@ -1,0 +1,96 @@
+"""A crash at each labelled crash point (``EXCERPT_TEST_CRASH_AT``) leaves the old state or
+the new one, never a mix; the next run completes and gives what a run without the crash
+gives. The labels are every one the code places (``excerpt.core.durable.LABELS``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git, git_commit_all, write_tree
+from excerpt.core.durable import ENV, LABELS
+
+pytestmark = pytest.mark.timeout(120)
+
+FILES = {
+    "billing/refund.py": "def refund(order):\n    return order.total\n",
+    "tests/test_refund.py": "def test_refund():\n    pass\n",
+}
+TASK = "refund returns the wrong total"
+
+
+def _excerpt(*argv: str, cache: Path, crash: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    env["EXCERPT_CACHE_DIR"] = str(cache)
+    if crash is not None:
+        env[ENV] = crash
+    return subprocess.run(
+        [sys.executable, "-m", "excerpt", *argv],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def _output_case(tmp_path: Path, label: str) -> None:
+    """``pack -o FILE`` over an earlier pack: FILE is the old pack or the new one, whole."""
+    root = write_tree(tmp_path / "repo", FILES)
+    cache = tmp_path / "cache"
+    out = tmp_path / "out" / "pack.md"
+    out.parent.mkdir()
+    out.write_text("an earlier pack\n", encoding="utf-8")
+    argv = ("pack", TASK, "--repo", str(root), "-o", str(out))
+    crashed = _excerpt(*argv, cache=cache, crash=label)
+    assert crashed.returncode == 137, crashed.stderr
+    left = out.read_text(encoding="utf-8")
+    again = _excerpt(*argv, cache=cache)
+    assert again.returncode == 0, again.stderr
+    new = out.read_text(encoding="utf-8")
+    assert "billing/refund.py" in new
+    assert left in ("an earlier pack\n", new)
+
+
+def _salt_case(tmp_path: Path, label: str) -> None:
+    """The gate's fingerprint salt, made on first use: a crash leaves none or all of it, and
+    the next gate run has fingerprints."""
+    root = write_tree(tmp_path / "repo", FILES)
+    git_commit_all(root)
+    write_tree(
+        root, {"billing/keys.py": 'TOKEN = "ghp_' + "Q7zX9mK2pL4vN8rT1wY6bC3dF5gH0jS2aE4u" + '"\n'}
+    )
+    git(root, "add", "billing/keys.py")
+    cache = tmp_path / "cache"
+    crashed = _excerpt("gate", "--staged", "--json", "--repo", str(root), cache=cache, crash=label)
+    assert crashed.returncode == 137, crashed.stderr
+    salt = cache / "gate-salt"
+    assert not salt.exists() or len(salt.read_bytes()) == 32
+    again = _excerpt("gate", "--staged", "--json", "--repo", str(root), cache=cache)
+    assert again.returncode == 1, again.stderr  # FAIL: the staged token
+    assert '"fingerprint": "' in again.stdout and '"fingerprint": ""' not in again.stdout
+    assert len(salt.read_bytes()) == 32
+
+
+CASES = {"output": _output_case, "salt": _salt_case}
+
+
+@pytest.mark.reliability("B7.50", cases=1)
+@pytest.mark.parametrize("label", LABELS)
+def test_a_crash_at_each_labelled_point_leaves_old_or_new_state_and_the_next_run_completes(
+    tmp_path: Path, label: str
+) -> None:
+    CASES[label.split(".", 1)[0]](tmp_path, label)
+
+
+def test_every_crash_point_in_the_code_is_a_listed_label() -> None:
+    """A label placed in the code but missing from ``LABELS`` would never be crashed at."""
+    import re
+
+    src = Path(__file__).resolve().parents[1] / "src/excerpt"
+    placed = {
+        m.group(1)
+        for path in src.rglob("*.py")
+        for m in re.finditer(r'crash_point\("([^"]+)"\)', path.read_text(encoding="utf-8"))
+    }
+    assert placed == set(LABELS)

@@ -809,3 +809,35 @@ def test_a_parent_dir_swapped_for_an_outside_link_after_the_check_is_refused(
     assert read_file(root, "sub/f.py", Limits()) == Omission(
         path="sub/f.py", reason="symlink_outside_root"
     )
+
+
+@pytest.mark.reliability("B1.12", cases=3)
+def test_inside_git_negations_nested_ignore_files_and_a_tracked_ignored_file_follow_git(
+    make_repo: MakeRepo, cache_dir: Path
+) -> None:
+    """Inside a work tree git's own list is the truth: a negation re-includes, a nested
+    ``.gitignore`` overrides its parent, and a tracked file stays though a rule ignores it."""
+    repo = make_repo(
+        {
+            ".gitignore": "*.log\n!keep.log\nbuild/\n",
+            "src/app.py": "A = 1\n",
+            "src/.gitignore": "*.tmp.py\n!*.log\n",
+            "tracked.log": "tracked before the rule\n",
+        }
+    )
+    git(repo, "add", "-f", "tracked.log")
+    git(repo, "commit", "-q", "-m", "track an ignored file")
+    write_tree(
+        repo,
+        {
+            "keep.log": "kept\n",
+            "drop.log": "dropped\n",
+            "build/out.py": "OUT = 1\n",
+            "src/scratch.tmp.py": "S = 1\n",
+            "src/debug.log": "re-included below src\n",
+        },
+    )
+    report = index_repository(repo, cache_dir=cache_dir, jobs=1)
+    rows = set(store_rows(report))
+    assert {"keep.log", "tracked.log", "src/app.py", "src/debug.log"} <= rows
+    assert rows.isdisjoint({"drop.log", "build/out.py", "src/scratch.tmp.py"})

@@ -11,9 +11,8 @@ import logging
 import os
 from pathlib import Path
 
-import pathspec
-
 from excerpt.core.settings import Limits, Settings, parse_settings
+from excerpt.discover.ignore import pattern_problem, split_lines
 from excerpt.discover.reader import FileContent, read_file
 from excerpt.errors import UsageError
 
@@ -49,14 +48,13 @@ def read_excerptignore(root: Path, limits: Limits | None = None) -> tuple[str, .
     text = _read_text(root, EXCERPTIGNORE, limits or Limits())
     if text is None:
         return None
-    lines = tuple(text.splitlines())
+    lines = tuple(os.fsdecode(line) for line in split_lines(os.fsencode(text)))
     for number, line in enumerate(lines, start=1):
-        try:
-            pathspec.GitIgnoreSpec.from_lines([line])
-        except ValueError:
+        problem = pattern_problem(line)
+        if problem is not None:
             raise UsageError(
-                f"{EXCERPTIGNORE}:{number}: not a valid gitignore pattern: {line!r}"
-            ) from None
+                f"{EXCERPTIGNORE}:{number}: not a valid gitignore pattern: {line!r} ({problem})"
+            )
     return lines
 
 

@@ -5,7 +5,10 @@ In: a root (its ``include``/``exclude`` settings and its ``.excerptignore``) and
 and excluded ones (discovery omits those with reason ``excluded``). Every glob is
 gitignore-style and relative to the root; ``.excerptignore`` lines come first, then the
 ``exclude`` globs, so a later ``!pattern`` re-includes. With ``include`` globs, only paths
-matching one of them are kept. Never opens a file itself (``excerpt.discover.config`` reads).
+matching one of them are kept. Globs match as git matches an exclude file at the root
+(``excerpt.discover.ignore``): a path under a directory they match is matched too, and a later
+``!pattern`` cannot bring back a file below a matched directory. Never opens a file itself
+(``excerpt.discover.config`` reads).
 """
 
 from __future__ import annotations
@@ -17,14 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-import pathspec
-
 from excerpt.core.settings import Limits
 from excerpt.discover.config import read_excerptignore, read_settings
+from excerpt.discover.ignore import IgnoreRules
 
 __all__ = ["FilterOverrides", "PathFilter", "overriding_filters", "repository_filter"]
 
 T = TypeVar("T")
+_Verdicts = tuple[dict[bytes, bool], dict[bytes, bool]]  # include, exclude: per directory
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,22 +36,24 @@ class PathFilter:
 
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    _include: pathspec.GitIgnoreSpec | None = field(init=False, repr=False, compare=False)
-    _exclude: pathspec.GitIgnoreSpec | None = field(init=False, repr=False, compare=False)
+    _include: IgnoreRules | None = field(init=False, repr=False, compare=False)
+    _exclude: IgnoreRules | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         compiled = {
-            "_include": pathspec.GitIgnoreSpec.from_lines(self.include) if self.include else None,
-            "_exclude": pathspec.GitIgnoreSpec.from_lines(self.exclude) if self.exclude else None,
+            "_include": IgnoreRules.from_lines(self.include) if self.include else None,
+            "_exclude": IgnoreRules.from_lines(self.exclude) if self.exclude else None,
         }
-        for name, spec in compiled.items():
-            object.__setattr__(self, name, spec)
+        for name, rules in compiled.items():
+            object.__setattr__(self, name, rules)
 
-    def excludes(self, path: str) -> bool:
-        """Whether workspace path ``path`` (POSIX, relative to the root) is left out."""
-        if self._include is not None and not self._include.match_file(path):
+    def excludes(self, path: str, verdicts: _Verdicts | None = None) -> bool:
+        """Whether workspace path ``path`` (POSIX, relative to the root) is left out;
+        ``verdicts`` keeps what was found of directories, for the next path of a listing."""
+        included, excluded = verdicts or (None, None)
+        if self._include is not None and not self._include.ignores(path, included):
             return True
-        return self._exclude is not None and self._exclude.match_file(path)
+        return self._exclude is not None and self._exclude.ignores(path, excluded)
 
     def partition(self, listed: Iterable[tuple[str, T]]) -> tuple[list[tuple[str, T]], list[str]]:
         """``listed`` (path first) split into what is kept and the excluded paths (unique)."""
@@ -56,8 +61,9 @@ class PathFilter:
             return list(listed), []
         kept: list[tuple[str, T]] = []
         dropped: dict[str, None] = {}
+        verdicts: _Verdicts = ({}, {})
         for item in listed:
-            if self.excludes(item[0]):
+            if self.excludes(item[0], verdicts):
                 dropped[item[0]] = None
             else:
                 kept.append(item)

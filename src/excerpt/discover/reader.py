@@ -69,13 +69,15 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
-# What the filesystem says when the file is there but this process cannot read it.
-_UNREADABLE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EIO})
+# What the filesystem says when the file is there but this process cannot read it (its
+# path longer than PATH_MAX included: git lists such a file, the kernel will not open it).
+_UNREADABLE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EIO, errno.ENAMETOOLONG})
 
 
 def failure_reason(exc: BaseException) -> str:
     """The omission reason of a failed look-up or read: ``unreadable`` when the path is
-    there but may not be read (permission bits, an I/O error), else ``not_regular_file``."""
+    there but may not be read (permission bits, an I/O error, a path too long to name),
+    else ``not_regular_file``."""
     if isinstance(exc, OSError) and exc.errno in _UNREADABLE_ERRNOS:
         return "unreadable"
     return "not_regular_file"

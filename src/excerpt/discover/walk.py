@@ -1,5 +1,9 @@
 """List candidate files: git's own list inside a work tree, ``.gitignore`` rules outside.
 
+Outside one the walk applies the ``.gitignore`` files as git does (``excerpt.discover.ignore``):
+the nearest file with a matching line decides, a directory it ignores is not entered (nothing
+below it comes back), and a ``.gitignore`` that is a symlink is not read.
+
 Only names are gathered here (plus ``lstat`` for the incremental check); the guarded reader
 decides what may be opened. A directory or file this process may not read is an ``unreadable``
 omission (a directory is listed with a trailing ``/``: its files are unknown), never an error;
@@ -15,16 +19,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import pathspec
-
 from excerpt.core import git
 from excerpt.core.settings import Limits
 from excerpt.discover.filters import PathFilter, repository_filter
+from excerpt.discover.ignore import IgnoreRules
 from excerpt.discover.reader import FileContent, Omission, failure_reason, read_file
 from excerpt.discover.sensitive import is_sensitive_path
 from excerpt.errors import NotADirectoryFault
 
 __all__ = ["Candidate", "Discovery", "discover", "display_path", "resolve_root"]
+
+# (the byte length of a directory's path with its trailing /, its .gitignore rules)
+_Ignores = tuple[tuple[int, IgnoreRules], ...]
 
 # Never part of a workspace's source, tracked or not.
 JUNK_DIRS = frozenset(
@@ -200,7 +206,7 @@ def _walk(root: Path, limits: Limits) -> tuple[list[str], list[str]]:
     """
     out: list[str] = []
     unlisted: list[str] = []
-    stack: list[tuple[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]]] = [("", ())]
+    stack: list[tuple[str, _Ignores]] = [("", ())]
     while stack:
         rel_dir, specs = stack.pop()
         try:
@@ -214,8 +220,9 @@ def _walk(root: Path, limits: Limits) -> tuple[list[str], list[str]]:
             if exc.errno not in (errno.ENOENT, errno.ENOTDIR):  # not merely gone meanwhile
                 unlisted.append(rel_dir)
             continue
-        if any(e.name == ".gitignore" for e in entries):
-            specs = _with_gitignore(root, rel_dir, specs, limits)
+        gitignore = next((e for e in entries if e.name == ".gitignore"), None)
+        if gitignore is not None:
+            specs = _with_gitignore(root, rel_dir, gitignore, specs, limits)
         for entry in entries:
             rel = f"{rel_dir}{entry.name}"
             try:
@@ -245,23 +252,29 @@ def _is_venv(directory: str) -> bool:
 
 
 def _with_gitignore(
-    root: Path,
-    rel_dir: str,
-    specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...],
-    limits: Limits,
-) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
-    content = read_file(root, f"{rel_dir}.gitignore", limits)
-    if not isinstance(content, FileContent) or content.binary:
+    root: Path, rel_dir: str, entry: os.DirEntry[str], specs: _Ignores, limits: Limits
+) -> _Ignores:
+    """``specs`` with the rules of ``rel_dir``'s ``.gitignore`` (raw bytes, as git reads
+    them); unchanged when it is a link (git does not follow one) or cannot be read."""
+    try:
+        if entry.is_symlink():
+            return specs
+    except OSError:
         return specs
-    lines = content.data.decode("utf-8", "replace").splitlines()
-    return (*specs, (rel_dir, pathspec.GitIgnoreSpec.from_lines(lines)))
+    content = read_file(root, f"{rel_dir}.gitignore", limits)
+    if not isinstance(content, FileContent):
+        return specs
+    rules = IgnoreRules.from_bytes(content.data)
+    return (*specs, (len(os.fsencode(rel_dir)), rules)) if rules else specs
 
 
-def _ignored(rel: str, is_dir: bool, specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...]) -> bool:
-    for base, spec in specs:
-        local = rel[len(base) :] + ("/" if is_dir else "")
-        if spec.match_file(local):
-            return True
+def _ignored(rel: str, is_dir: bool, specs: _Ignores) -> bool:
+    """git's verdict: the deepest ``.gitignore`` with a line matching ``rel`` decides."""
+    encoded = os.fsencode(rel)
+    for base, rules in reversed(specs):
+        verdict = rules.verdict(encoded[base:], is_dir)
+        if verdict is not None:
+            return verdict
     return False
 
 

@@ -110,11 +110,6 @@ def test_a_tracked_file_beyond_path_max_is_omitted_as_unreadable(
     assert set(omitted(doc).values()) == {"unreadable"}  # its directory too, once git says so
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core.git: git cuts its 'could not open directory' warning at 4,096 bytes, so the"
-    " directory is not recognised and its untracked files are lost silently",
-)
 @pytest.mark.reliability("B1.10")
 def test_an_untracked_file_beyond_path_max_in_git_is_not_lost_silently(
     tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
@@ -188,3 +183,15 @@ def test_a_character_device_is_omitted_as_not_a_regular_file_and_never_opened(
     assert omitted(doc) == {"zero.txt": "not_regular_file"}
     assert doc["files_indexed"] == 1
     assert str(repo / "zero.txt") not in {p for p in opened if os.path.isabs(p)}
+
+
+@pytest.mark.reliability("T4", cases=2)
+def test_a_posix_class_in_an_exclude_glob_is_a_glob_not_a_crash(
+    tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``[[:alnum:]]`` is git glob syntax; it once reached a regex set that refused it
+    (exit 70)."""
+    repo = write_tree(tmp_path / "repo", {"x-1.py": "A = 1\n", "x-_.py": "B = 2\n"})
+    assert main(["index", "--repo", str(repo), "--exclude", "x-[[:alnum:]].py", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["files_indexed"] == 1 and doc["omitted"] == {"excluded": 1}

@@ -56,6 +56,7 @@ _DIFF_SAFE = ("--no-ext-diff", "--no-textconv", "--no-renames", "--no-color")
 _TIMEOUT_S = 120.0
 # git's warning for a directory it could not list (LC_ALL=C, core.quotePath=false).
 _UNOPENED = re.compile(r"^warning: could not open directory '(.*/)': ", re.MULTILINE)
+_UNOPENED_PREFIX = "warning: could not open directory '"
 
 
 def git_dir(top: Path) -> Path:
@@ -201,7 +202,11 @@ def ls_files_checked(directory: Path) -> tuple[list[str], list[str], list[str]]:
     tracked, _ = _ls(directory, "--cached")
     untracked, stderr = _ls(directory, "--others", "--exclude-standard")
     text = stderr.decode("utf-8", "surrogateescape")
-    return tracked, untracked, sorted({m.group(1) for m in _UNOPENED.finditer(text)})
+    unopened = {m.group(1) for m in _UNOPENED.finditer(text)}
+    for line in text.splitlines():  # git cuts a warning at 4,096 bytes: a path that long
+        if line.startswith(_UNOPENED_PREFIX) and not _UNOPENED.match(line):  # lost its end
+            unopened.add(line[len(_UNOPENED_PREFIX) :].rpartition("/")[0] + "/")
+    return tracked, untracked, sorted(unopened)
 
 
 def _ls(directory: Path, *selection: str) -> tuple[list[str], bytes]:

@@ -121,13 +121,22 @@ def glob_problem(pattern: str) -> str | None:
         return "a glob must be one line without NUL"
     if pattern.startswith("#"):
         return f"{pattern!r} is a comment in gitignore syntax (write \\# for a literal #)"
-    try:
-        import pathspec
-
-        pathspec.GitIgnoreSpec.from_lines([pattern])
-    except ValueError:
-        return f"{pattern!r} is not a valid gitignore-style glob"
+    if escapes_nothing(pattern):
+        return (
+            f"{pattern!r} is not a valid gitignore-style glob (a trailing backslash escapes"
+            " nothing)"
+        )
     return None
+
+
+def escapes_nothing(line: str) -> bool:
+    """Whether an ignore line ends in an unescaped backslash (trailing spaces aside), which
+    git keeps and never matches: the one certain mistake a gitignore-style line can hold."""
+    encoded = os.fsencode(line)
+    while encoded.endswith(b" ") and not encoded.endswith(b"\\ "):
+        encoded = encoded[:-1]
+    tail = len(encoded) - len(encoded.rstrip(b"\\"))
+    return bool(tail % 2) and not encoded.startswith(b"#")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

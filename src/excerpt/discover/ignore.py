@@ -24,6 +24,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from excerpt.core.settings import escapes_nothing
 from excerpt.discover.wildmatch import (
     ANY,
     LINEAR,
@@ -259,8 +260,4 @@ def _matcher(pattern: bytes, source: str, *, basename: bool) -> Matcher:
 def pattern_problem(line: str) -> str | None:
     """Why ``line`` of an ignore file is certainly a mistake, or None: it ends in an
     unescaped backslash, which escapes nothing (git keeps the line and never matches it)."""
-    encoded = _trim_trailing_spaces(os.fsencode(line))
-    tail = len(encoded) - len(encoded.rstrip(b"\\"))
-    if tail % 2 and not encoded.startswith(b"#"):
-        return "it ends in a backslash that escapes nothing"
-    return None
+    return "it ends in a backslash that escapes nothing" if escapes_nothing(line) else None

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from excerpt.discover.ignore import IgnoreRules
 from excerpt.gate.change import Change, ChangedFile
 from excerpt.gate.policy import Policy
 from excerpt.gate.report import CheckResult, Status
@@ -215,9 +216,7 @@ def _is_changelog(path: str, extra: tuple[str, ...]) -> bool:
     if parts[-1] == "changelog" and parts[:-1] == ["debian"]:
         return True
     if extra:
-        import pathspec
-
-        return pathspec.PathSpec.from_lines("gitignore", extra).match_file(path)
+        return IgnoreRules.from_lines(extra).ignores(path)
     return False
 
 

@@ -13,6 +13,7 @@ import posixpath
 from typing import Any
 
 from excerpt.core.secrets import scan_text
+from excerpt.discover.ignore import IgnoreRules
 from excerpt.gate.change import Change, ChangedFile
 from excerpt.gate.policy import Policy
 from excerpt.gate.report import CheckResult, Status, worst
@@ -45,9 +46,7 @@ def _allowed(policy: Policy, path: str) -> bool:
     globs = policy.rules.secrets.allow_paths
     if not globs:
         return False
-    import pathspec
-
-    return pathspec.PathSpec.from_lines("gitignore", globs).match_file(path)
+    return IgnoreRules.from_lines(globs).ignores(path)
 
 
 _POLICY_ALLOWS = "a path the base policy allows"

@@ -841,3 +841,25 @@ def test_inside_git_negations_nested_ignore_files_and_a_tracked_ignored_file_fol
     rows = set(store_rows(report))
     assert {"keep.log", "tracked.log", "src/app.py", "src/debug.log"} <= rows
     assert rows.isdisjoint({"drop.log", "build/out.py", "src/scratch.tmp.py"})
+
+
+@pytest.mark.reliability("B1.3", cases=3)
+@pytest.mark.parametrize("link", ["notes.txt", "config/app_settings.txt", "deep/er/dir/copy.cfg"])
+def test_a_hard_link_to_a_sensitive_file_under_a_neutral_name_is_sensitive(
+    make_repo: MakeRepo, cache_dir: Path, tmp_path: Path, link: str
+) -> None:
+    """A hard link is the same file under another name: it is denied as its sensitive
+    name is, by discovery (anywhere in the tree) and by a lone read (``get``) beside it or at
+    the root."""
+    repo = make_repo({"src/app.py": f"{VISIBLE} = 1\n", ".env": f"TOKEN={ENV_CANARY}\n"})
+    (repo / link).parent.mkdir(parents=True, exist_ok=True)
+    os.link(repo / ".env", repo / link)
+    with recording_opens() as opened:
+        report = index_repository(repo, cache_dir=cache_dir, jobs=1)
+    assert omitted_map(report).get(link) == "sensitive"
+    assert link not in store_rows(report)
+    assert os.path.realpath(repo / link) not in opened_realpaths(opened)
+    surfaces = cache_surfaces(cache_dir, tmp_path / "scratch")
+    assert leaks(surfaces, VISIBLE) and leaks(surfaces, ENV_CANARY) == []
+    refused = read_file(repo, link, Limits())
+    assert isinstance(refused, Omission) and refused.reason == "sensitive"

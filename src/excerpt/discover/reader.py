@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import errno
 import os
+import posixpath
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,21 +181,44 @@ def read_file(root: Path, rel: str, limits: Limits) -> FileContent | Omission:
         return opened
     fd, checked = opened
     try:
-        return _read_checked(fd, rel, checked, limits)
+        return _read_checked(root, fd, rel, checked, limits)
     except OSError as exc:
         return Omission(path=rel, reason=failure_reason(exc))
     finally:
         os.close(fd)
 
 
+def _links_to_sensitive(root: Path, rel: str, opened: os.stat_result) -> bool:
+    """Whether a file with other hard links is one of a sensitive name beside it or at the
+    root (a ``.env`` linked under a neutral name). Names and inodes only: no sensitive file
+    is opened. (Discovery checks links across the whole tree; a lone read sees these two
+    directories.)"""
+    parent = posixpath.dirname(rel)
+    for directory in dict.fromkeys((parent, "")):
+        try:
+            with os.scandir(root / directory) as entries:
+                for entry in entries:
+                    name = posixpath.join(directory, entry.name) if directory else entry.name
+                    if entry.inode() != opened.st_ino or not is_sensitive_path(name):
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                    if (st.st_dev, st.st_ino) == (opened.st_dev, opened.st_ino):
+                        return True
+        except OSError:
+            continue
+    return False
+
+
 def _read_checked(
-    fd: int, rel: str, checked: os.stat_result, limits: Limits
+    root: Path, fd: int, rel: str, checked: os.stat_result, limits: Limits
 ) -> FileContent | Omission:
     opened = os.fstat(fd)
     if (opened.st_dev, opened.st_ino) != (checked.st_dev, checked.st_ino) or not stat.S_ISREG(
         opened.st_mode
     ):
         return Omission(path=rel, reason="not_regular_file")
+    if opened.st_nlink > 1 and _links_to_sensitive(root, rel, opened):
+        return Omission(path=rel, reason="sensitive")
     if opened.st_size > limits.max_file_bytes:
         return Omission(path=rel, reason="too_large", size=opened.st_size)
     chunks: list[bytes] = []

@@ -153,13 +153,47 @@ def _classify(
             continue
         total += verdict.size
         candidates.append(verdict)
+    candidates, linked = _without_links_to_sensitive(base, candidates, omitted)
     return Discovery(
         root=root,
         in_git=in_git,
         candidates=tuple(candidates),
-        omitted=tuple(omitted),
+        omitted=tuple(omitted + linked),
         truncated=truncated,
     )
+
+
+def _without_links_to_sensitive(
+    root: str, candidates: list[Candidate], omitted: list[Omission]
+) -> tuple[list[Candidate], list[Omission]]:
+    """Candidates that are hard links to a sensitive file of the tree (a ``.env`` under a
+    neutral name) moved to the omissions as ``sensitive``. Found by inode: the sensitive
+    file's metadata is looked at, never its content; only when one has other links."""
+    inodes = set()
+    for o in omitted:
+        if o.reason != "sensitive":
+            continue
+        try:
+            st = os.lstat(os.path.join(root, o.path))
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            inodes.add((st.st_dev, st.st_ino))
+    if not inodes:
+        return candidates, []
+    kept: list[Candidate] = []
+    linked: list[Omission] = []
+    for c in candidates:
+        try:
+            st = os.stat(os.path.join(root, c.path))  # through a symlink too: its target
+        except (OSError, ValueError):
+            kept.append(c)
+            continue
+        if (st.st_dev, st.st_ino) in inodes:
+            linked.append(Omission(path=c.path, reason="sensitive"))
+        else:
+            kept.append(c)
+    return kept, linked
 
 
 def _candidate(root: str, path: str, limits: Limits) -> Candidate | Omission | None:

@@ -1,5 +1,6 @@
 """The ``excerpt mcp`` server (SPEC §2.1) on the official SDK: the tools of
-``excerpt.mcp.tools`` registered in one place, an argument gate in front of them."""
+``excerpt.mcp.tools`` registered in one place, a deadline (``excerpt.mcp.calls``) and an
+argument gate in front of them."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from excerpt import __version__
 from excerpt.errors import ExcerptError
 from excerpt.index.build import resolve_root
+from excerpt.mcp.calls import Deadline
 from excerpt.mcp.session import ServedRepo
 from excerpt.mcp.tools import TOOLS
 
@@ -89,7 +91,7 @@ def build_server(repo: str | Path, cache_dir: Path | None = None) -> MCPServer[S
         version=__version__,
         instructions=instructions,
         tools=tools,
-        middleware=[gate],
+        middleware=[Deadline(), gate],
         log_level="WARNING",
         lifespan=_serving(served),
     )

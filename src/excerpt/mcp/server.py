@@ -1,6 +1,6 @@
 """The ``excerpt mcp`` server (SPEC §2.1) on the official SDK: the tools of
 ``excerpt.mcp.tools`` registered in one place, a deadline (``excerpt.mcp.calls``) and an
-argument gate in front of them."""
+argument gate in front of them, served over stdio by ``excerpt.mcp.wire``."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from excerpt.index.build import resolve_root
 from excerpt.mcp.calls import Deadline
 from excerpt.mcp.session import ServedRepo
 from excerpt.mcp.tools import TOOLS
+from excerpt.mcp.wire import serve_stdio
 
 __all__ = ["build_server", "check_server", "serve"]
 
@@ -148,4 +149,4 @@ def serve(repo: str | Path, cache_dir: Path | None = None) -> None:
         resolve_root(repo)
     except ExcerptError as exc:  # a client shows a server's stderr in its logs
         log.error("cannot serve the repository (every tool call will say so): %s", exc.message)
-    build_server(repo, cache_dir).run("stdio")
+    serve_stdio(build_server(repo, cache_dir))

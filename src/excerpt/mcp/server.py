@@ -21,6 +21,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from excerpt import __version__
+from excerpt.core.escape import escape_controls
 from excerpt.errors import ExcerptError
 from excerpt.index.build import resolve_root
 from excerpt.mcp.calls import Deadline
@@ -62,12 +63,19 @@ class _ArgumentGate:
             model.model_validate(arguments)
         except ValidationError as exc:
             fields = sorted(
-                {".".join(str(p) for p in e["loc"]) or "arguments" for e in exc.errors()}
+                {".".join(_part(p) for p in e["loc"]) or "arguments" for e in exc.errors()}
             )
             kinds = sorted({str(e["type"]) for e in exc.errors()})
             message = f"invalid arguments: {', '.join(fields)} ({', '.join(kinds)})"
             return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
         return await call_next(ctx)
+
+
+def _part(part: str | int) -> str:
+    """One part of a field's path, as one short line: an unknown key is the client's text,
+    shown with its controls escaped and cut at 40 characters."""
+    text = str(part)
+    return escape_controls(text[:40]) + ("…" if len(text) > 40 else "")
 
 
 def _strict(model: type[BaseModel]) -> type[BaseModel]:

@@ -24,6 +24,7 @@ a call abandoned at shutdown never holds the process open.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -413,14 +414,16 @@ def _encode(session_message: SessionMessage) -> str | None:
 
 
 def serve_stdio(server: MCPServer[Any]) -> None:
-    """Serve ``server`` on this process's stdin and stdout until the client closes stdin."""
-    with (
-        _claimed(0, os.O_RDONLY) as wire_in,
-        _claimed(1, os.O_WRONLY) as wire_out,
-        os.fdopen(wire_in, "rb", closefd=False) as stdin,
-        os.fdopen(wire_out, "wb", closefd=False) as stdout,
-    ):
-        anyio.run(serve_pipes, server, stdin, stdout)
+    """Serve ``server`` on this process's stdin and stdout until the client closes either."""
+    with _claimed(0, os.O_RDONLY) as wire_in, _claimed(1, os.O_WRONLY) as wire_out:
+        stdin = os.fdopen(wire_in, "rb", closefd=False)
+        stdout = os.fdopen(wire_out, "wb", closefd=False)
+        try:
+            anyio.run(serve_pipes, server, stdin, stdout)
+        finally:
+            for stream in (stdin, stdout):
+                with contextlib.suppress(OSError):  # a closed stdout: nothing left to say
+                    stream.close()
 
 
 @contextmanager

@@ -797,7 +797,9 @@ def process(shop: tuple[Path, Path], tmp_path: Path) -> Iterator[Callable[..., P
     started: list[subprocess.Popen[bytes]] = []
     logs: list[Any] = []
 
-    def start(*, hanging: bool = False, env: dict[str, str] | None = None) -> Process:
+    def start(
+        *, hanging: bool = False, env: dict[str, str] | None = None, read: bool = True
+    ) -> Process:
         repo, cache = shop
         argv = ["-c", _HANGING] if hanging else ["-m", "excerpt"]
         logs.append((tmp_path / f"stderr-{len(started)}.txt").open("wb"))
@@ -812,14 +814,15 @@ def process(shop: tuple[Path, Path], tmp_path: Path) -> Iterator[Callable[..., P
         lines: queue.Queue[bytes | None] = queue.Queue()
         stdout: list[bytes] = []
 
-        def read() -> None:
+        def reader() -> None:
             assert proc.stdout is not None
             for line in proc.stdout:
                 stdout.append(line)
                 lines.put(line)
             lines.put(None)
 
-        threading.Thread(target=read, daemon=True).start()
+        if read:
+            threading.Thread(target=reader, daemon=True).start()
         return Process(proc, lines, stdout)
 
     yield start
@@ -912,3 +915,19 @@ def test_over_stdio_a_call_past_its_deadline_is_an_error_and_stdin_closing_ends_
     server.proc.stdin.close()  # while the call hangs: its thread must not hold the process
     assert server.proc.wait(timeout=HANG_GUARD) == 0
     assert "Traceback" not in stderr_texts(tmp_path)
+
+
+@pytest.mark.reliability("T3", cases=1)
+def test_over_stdio_a_client_closing_the_servers_stdout_ends_it_with_exit_0(
+    process: Callable[..., Process], tmp_path: Path
+) -> None:
+    server = process(read=False)
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE})
+    assert server.proc.stdout is not None
+    assert json.loads(server.proc.stdout.readline())["id"] == 1
+    server.proc.stdout.close()  # the client stops reading: every answer now fails to write
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    for n in range(3):
+        server.send({"jsonrpc": "2.0", "id": f"ping-{n}", "method": "ping"})
+    assert server.proc.wait(timeout=HANG_GUARD) == 0
+    assert stderr_texts(tmp_path) == ""

@@ -1,5 +1,6 @@
 """The ``excerpt mcp`` server (SPEC §2.1) on the official SDK: the tools of
-``excerpt.mcp.tools`` registered in one place, an argument gate in front of them."""
+``excerpt.mcp.tools`` registered in one place, a deadline (``excerpt.mcp.calls``) and an
+argument gate in front of them, served over stdio by ``excerpt.mcp.wire``."""
 
 from __future__ import annotations
 
@@ -20,10 +21,13 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from excerpt import __version__
+from excerpt.core.escape import escape_controls
 from excerpt.errors import ExcerptError
 from excerpt.index.build import resolve_root
+from excerpt.mcp.calls import Deadline
 from excerpt.mcp.session import ServedRepo
 from excerpt.mcp.tools import TOOLS
+from excerpt.mcp.wire import serve_stdio
 
 __all__ = ["build_server", "check_server", "serve"]
 
@@ -59,12 +63,19 @@ class _ArgumentGate:
             model.model_validate(arguments)
         except ValidationError as exc:
             fields = sorted(
-                {".".join(str(p) for p in e["loc"]) or "arguments" for e in exc.errors()}
+                {".".join(_part(p) for p in e["loc"]) or "arguments" for e in exc.errors()}
             )
             kinds = sorted({str(e["type"]) for e in exc.errors()})
             message = f"invalid arguments: {', '.join(fields)} ({', '.join(kinds)})"
             return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
         return await call_next(ctx)
+
+
+def _part(part: str | int) -> str:
+    """One part of a field's path, as one short line: an unknown key is the client's text,
+    shown with its controls escaped and cut at 40 characters."""
+    text = str(part)
+    return escape_controls(text[:40]) + ("…" if len(text) > 40 else "")
 
 
 def _strict(model: type[BaseModel]) -> type[BaseModel]:
@@ -89,7 +100,7 @@ def build_server(repo: str | Path, cache_dir: Path | None = None) -> MCPServer[S
         version=__version__,
         instructions=instructions,
         tools=tools,
-        middleware=[gate],
+        middleware=[Deadline(), gate],
         log_level="WARNING",
         lifespan=_serving(served),
     )
@@ -146,4 +157,4 @@ def serve(repo: str | Path, cache_dir: Path | None = None) -> None:
         resolve_root(repo)
     except ExcerptError as exc:  # a client shows a server's stderr in its logs
         log.error("cannot serve the repository (every tool call will say so): %s", exc.message)
-    build_server(repo, cache_dir).run("stdio")
+    serve_stdio(build_server(repo, cache_dir))

@@ -11,7 +11,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-import anyio
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
@@ -19,9 +18,10 @@ from pydantic import Field
 from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from excerpt.deliver import build_pack, build_plan, render_retrieved
 from excerpt.errors import ExcerptError
-from excerpt.gate import GateReport, GateRequest, render_text, run_gate
+from excerpt.gate import GateRequest, render_text, run_gate
 from excerpt.harness import infer_harness
 from excerpt.index.build import index_repository
+from excerpt.mcp.calls import off_loop
 from excerpt.mcp.clients import budget_note, profile_for
 from excerpt.mcp.session import Client, Roots, ServedRepo, Session
 from excerpt.pack import PackRequest
@@ -157,10 +157,12 @@ async def context_plan(
     root, first = session.root(roots), session.first_index()
     request = _request(root, task, budget or client.default_budget, changed_paths, session)
     notes = [_first_note(first).strip()] if first else []
-    done = await _call(lambda: build_plan(request(), notes=notes))
-    if format == "json":
-        return _machine(done.plan.to_dict())
-    return _text(done.text)
+
+    def plan() -> CallToolResult:
+        done = build_plan(request(), notes=notes)
+        return _machine(done.plan.to_dict()) if format == "json" else _text(done.text)
+
+    return await _call(plan)
 
 
 async def context_pack(
@@ -181,17 +183,17 @@ async def context_pack(
     size = budget or client.default_budget
     notes = [n for n in (_first_note(first).strip(), budget_note(client, size)) if n]
     request = _request(root, task, size, changed_paths, session)
-    done = await _call(
-        lambda: build_pack(
+
+    def pack() -> CallToolResult:
+        done = build_pack(
             request(),
             retrieve="`context_retrieve` and a handle",
             notes=notes,
             limit=size - client.framing,
         )
-    )
-    if format == "json":
-        return _machine(done.pack.to_dict())
-    return _text(done.text)
+        return _machine(done.pack.to_dict()) if format == "json" else _text(done.text)
+
+    return await _call(pack)
 
 
 async def context_retrieve(
@@ -202,12 +204,13 @@ async def context_retrieve(
     when known), never as old text; paths outside the repository or sensitive ones are
     refused. Fresh text is returned whole within the budget, or named with its size."""
     root = session.root(roots)
-    results = [
-        r.to_dict()
-        for r in await _call(lambda: get_excerpts(root, handles, cache_dir=session.cache_dir))
-    ]
     size = (budget or client.default_budget) - client.framing
-    return _text(render_retrieved(results, size))
+
+    def retrieve() -> CallToolResult:
+        results = [r.to_dict() for r in get_excerpts(root, handles, cache_dir=session.cache_dir)]
+        return _text(render_retrieved(results, size))
+
+    return await _call(retrieve)
 
 
 async def index_status(session: Session, roots: Roots) -> CallToolResult:
@@ -215,9 +218,13 @@ async def index_status(session: Session, roots: Roots) -> CallToolResult:
     symbols, graph edges, languages and what was left out. Never needed before other
     tools, which refresh it themselves."""
     root, first = session.root(roots), session.first_index()
-    report = await _call(lambda: index_repository(root, cache_dir=session.cache_dir))
-    doc = {**report.to_dict(), "first_index": first}
-    return _result(_first_note(first) + render_index(report), doc)
+
+    def status() -> CallToolResult:
+        report = index_repository(root, cache_dir=session.cache_dir)
+        doc = {**report.to_dict(), "first_index": first}
+        return _result(_first_note(first) + render_index(report), doc)
+
+    return await _call(status)
 
 
 async def harness_infer(session: Session, roots: Roots, use_ci: UseCi = True) -> CallToolResult:
@@ -226,8 +233,12 @@ async def harness_infer(session: Session, roots: Roots, use_ci: UseCi = True) ->
     from, its file:line evidence and a confidence. Read the evidence before running a
     command; nothing here has been executed."""
     root = session.root(roots)
-    doc = (await _call(lambda: infer_harness(root, use_ci=use_ci))).to_dict()
-    return _result(render_harness(doc), doc)
+
+    def harness() -> CallToolResult:
+        doc = infer_harness(root, use_ci=use_ci).to_dict()
+        return _result(render_harness(doc), doc)
+
+    return await _call(harness)
 
 
 async def risk_classify(paths: Paths = None, query: Query = None) -> CallToolResult:
@@ -235,8 +246,12 @@ async def risk_classify(paths: Paths = None, query: Query = None) -> CallToolRes
     infra/deploy, ci/merge-gate, dependencies, privacy/pii) of paths or of a task text,
     with whether each path needs gate attention or is secret material. Matching is by
     token, never substring; no file is read."""
-    doc = await _call(lambda: dict(risk_report(paths=tuple(paths or ()), query=query)))
-    return _result(render_risk(doc), doc)
+
+    def risk() -> CallToolResult:
+        doc = dict(risk_report(paths=tuple(paths or ()), query=query))
+        return _result(render_risk(doc), doc)
+
+    return await _call(risk)
 
 
 async def gate_check(
@@ -254,18 +269,16 @@ async def gate_check(
     commit, never from the change. Secrets are never echoed: a masked preview only."""
     root = session.root(roots)
 
-    def gate() -> GateReport:  # the request is built inside _call: a refusal is a tool error
-        return run_gate(
+    def gate() -> CallToolResult:  # the request is built inside _call: a refusal is a tool error
+        report = run_gate(
             GateRequest(
                 repo=root, base=base, range=range, min_convergence=min_convergence,
                 validate=tuple(validate or ()), cache_dir=session.cache_dir,
             )
         )  # fmt: skip
+        return _machine(report.to_dict()) if format == "json" else _text(render_text(report))
 
-    report = await _call(gate)
-    if format == "json":
-        return _machine(report.to_dict())
-    return _text(render_text(report))
+    return await _call(gate)
 
 
 # The tools, in the order ``tools/list`` gives them.
@@ -281,9 +294,10 @@ TOOLS: tuple[Callable[..., Awaitable[CallToolResult]], ...] = (
 
 
 async def _call(fn: Callable[[], T]) -> T:
-    """Run a blocking library call off the event loop; library errors become tool errors."""
+    """Run a blocking library call, and the rendering of its result, off the event loop
+    (abandoned when the call is cancelled or late); library errors become tool errors."""
     try:
-        return await anyio.to_thread.run_sync(fn)
+        return await off_loop(fn)
     except ExcerptError as exc:
         raise ToolError(exc.message) from None
 

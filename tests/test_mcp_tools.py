@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client
 
 from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
@@ -64,3 +65,16 @@ def test_the_default_budget_is_the_same_for_library_and_clients() -> None:
     assert PackRequest(repo=".", task="t").budget == DEFAULT_BUDGET
     assert profile_for(None).default_budget == DEFAULT_BUDGET
     assert profile_for("claude-code").default_budget == DEFAULT_BUDGET
+
+
+@pytest.mark.parametrize("args", [{}, {"paths": ["a.py"], "query": "refund"}])
+def test_risk_classify_without_exactly_one_input_names_the_tool_s_own_fields(
+    tmp_path: Path, args: dict[str, Any]
+) -> None:
+    async def go() -> tuple[bool, str]:
+        async with Client(build_server(tmp_path, tmp_path / "cache")) as client:
+            result = await client.call_tool("risk_classify", args)
+            return result.is_error is True, "".join(getattr(c, "text", "") for c in result.content)
+
+    is_error, text = anyio.run(go)
+    assert is_error and "`paths` or `query`" in text and "--query" not in text

@@ -247,6 +247,9 @@ async def risk_classify(paths: Paths = None, query: Query = None) -> CallToolRes
     with whether each path needs gate attention or is secret material. Matching is by
     token, never substring; no file is read."""
 
+    if (query is None) == (not paths):  # the library's message names the CLI's flags
+        raise ToolError("give `paths` or `query` (one of the two)")
+
     def risk() -> CallToolResult:
         doc = dict(risk_report(paths=tuple(paths or ()), query=query))
         return _result(render_risk(doc), doc)

@@ -31,7 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUTPUT = ROOT / "docs" / "reliability.md"
 SCRIPT = "python scripts/reliability_report.py"
-PYTEST = ["-m", "pytest", "-q", "-p", "no:cacheprovider"]
+# in one process (-n 0): the markers and outcomes are read where the tests run
+PYTEST = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"]
 RENDERABLE = (0, 1, 5)  # pytest: all passed, some failed, nothing collected
 
 

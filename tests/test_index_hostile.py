@@ -1,15 +1,19 @@
 """Hostile repositories: pathological files cost what ordinary ones of their size cost, or are
-listed as omitted."""
+listed as omitted; a worker killed mid-run loses no file but the one that killed it."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import excerpt
 from excerpt.discover.reader import FileContent
 from excerpt.index.build import index_repository
 from excerpt.index.process import record_from_content
@@ -144,3 +148,107 @@ def test_pathological_files_are_listed_as_omitted_and_the_rest_is_indexed(
     # a second run reads nothing: an omitted file is remembered with its size and time
     again = index_repository(repo, cache_dir=cache_dir, jobs=1)
     assert (again.files_read, again.omitted) == (0, {"too_deep": 2})
+
+
+# -- killed workers ---------------------------------------------------------------------------
+
+# Installed in every worker through PYTHONPATH (a worker is a fresh interpreter): reading a file
+# that holds the marker kills the worker with SIGKILL, as the OOM killer or a crashing parser
+# would; ``once`` files only the first time. Each kill is logged.
+_KILLER = """
+import os, signal
+from pathlib import Path
+
+_marker = os.environ.get("EXCERPT_TEST_KILL_ON")
+if _marker:
+    import excerpt.index.process as _process
+
+    _read = _process.record_from_content
+    _log = Path(os.environ["EXCERPT_TEST_KILL_LOG"])
+
+    def _killing(content):
+        if _marker.encode() in content.data:
+            killed = _log.read_text().split() if _log.exists() else []
+            if b"once" not in content.data or content.path not in killed:
+                with _log.open("a") as log:
+                    log.write(content.path + "\\n")
+                os.kill(os.getpid(), signal.SIGKILL)
+        return _read(content)
+
+    _process.record_from_content = _killing
+"""
+
+
+@pytest.fixture
+def killing_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Workers die reading a file that says ``KILL`` + ``WORKER``; returns the kill log."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_KILLER, encoding="utf-8")
+    package_root = Path(excerpt.__file__).resolve().parent.parent
+    inherited = os.environ.get("PYTHONPATH")
+    search = [str(hook), str(package_root), *([inherited] if inherited else [])]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(search))
+    monkeypatch.setenv("EXCERPT_TEST_KILL_ON", "KILL" + "WORKER")
+    log = tmp_path / "killed.log"
+    monkeypatch.setenv("EXCERPT_TEST_KILL_LOG", str(log))
+    return log
+
+
+@pytest.mark.reliability("T3", cases=2)
+def test_a_killed_worker_is_replaced_and_only_the_file_that_kills_it_is_omitted(
+    make_repo: Callable[..., Path], cache_dir: Path, killing_workers: Path
+) -> None:
+    files: dict[str, str] = {f"pkg/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(240)}
+    files["pkg/always.py"] = "# KILLWORKER\ndef boom():\n    pass\n"
+    files["pkg/once.py"] = "# KILLWORKER once\ndef survives():\n    pass\n"
+    repo = make_repo(files)
+    report = index_repository(repo, cache_dir=cache_dir, jobs=2)
+    # tried twice, each time in a fresh worker; the file that killed one worker once is indexed
+    assert sorted(killing_workers.read_text().split()) == [
+        "pkg/always.py",
+        "pkg/always.py",
+        "pkg/once.py",
+    ]
+    assert dict(report.omitted_paths) == {"pkg/always.py": "worker_crashed"}
+    assert report.omitted == {"worker_crashed": 1}
+    assert (report.files_indexed, report.symbols) == (241, 241)
+
+    # the next run tries it once more (in a worker: it would take this process with it)...
+    again = index_repository(repo, cache_dir=cache_dir, jobs=2)
+    assert (again.files_read, again.omitted) == (1, {"worker_crashed": 1})
+    assert killing_workers.read_text().split().count("pkg/always.py") == 4
+    # ...and then leaves it alone until it changes
+    assert index_repository(repo, cache_dir=cache_dir, jobs=2).files_read == 0
+    (repo / "pkg/always.py").write_text("def mended():\n    pass\n", encoding="utf-8")
+    mended = index_repository(repo, cache_dir=cache_dir, jobs=2)
+    assert (mended.files_read, mended.omitted, mended.files_indexed) == (1, {}, 242)
+
+
+@pytest.mark.reliability("T3", cases=1)
+def test_a_file_a_worker_was_killed_reading_is_read_again_on_the_next_run(
+    make_repo: Callable[..., Path],
+    cache_dir: Path,
+    killing_workers: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    files: dict[str, str] = {f"pkg/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(240)}
+    files["pkg/victim.py"] = "# KILLWORKER\ndef victim():\n    pass\n"
+    repo = make_repo(files)
+    assert index_repository(repo, cache_dir=cache_dir, jobs=2).omitted == {"worker_crashed": 1}
+    monkeypatch.delenv("EXCERPT_TEST_KILL_ON")  # what killed the workers is gone
+    report = index_repository(repo, cache_dir=cache_dir, jobs=2)
+    assert (report.files_read, report.omitted, report.files_indexed) == (1, {}, 241)
+
+
+@pytest.mark.reliability("T3", cases=1)
+def test_where_no_process_can_be_started_the_files_are_read_in_this_one(
+    make_repo: Callable[..., Path], cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*_: Any) -> None:
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    monkeypatch.setattr("multiprocessing.context.SpawnProcess.start", refuse)
+    repo = make_repo({f"m{i}.py": f"X{i} = {i}\n" for i in range(240)})
+    report = index_repository(repo, cache_dir=cache_dir, jobs=2)
+    assert (report.files_indexed, report.omitted) == (240, {})

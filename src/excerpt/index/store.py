@@ -166,6 +166,11 @@ class IndexStore:
             out[row[0]] = (row[1], row[2], row[3])
         return out
 
+    def paths_with_status(self, status: str) -> set[str]:
+        """The stored files omitted for ``status``."""
+        rows = self.conn.execute("SELECT path FROM files WHERE status = ?", (status,))
+        return {str(row[0]) for row in rows}
+
     def write_files(self, records: Sequence[FileRecord]) -> None:
         """Insert or replace files with all their derived rows, in one transaction."""
         with self.transaction() as c:

@@ -24,7 +24,7 @@ from excerpt.index.lang import extraction_signature, language_of
 from excerpt.index.process import process_paths
 from excerpt.index.records import FileRecord
 from excerpt.index.resolve import is_test_path, resolve_graph
-from excerpt.index.store import IndexStore, is_corruption, writer_lock
+from excerpt.index.store import CorruptIndex, DamagedRows, IndexStore, is_corruption, writer_lock
 from excerpt.index.workers import CRASHED, WorkerPool
 
 __all__ = ["IndexReport", "ProgressFn", "index_repository", "resolve_root"]
@@ -55,6 +55,7 @@ class IndexReport:
     seconds: float
     files_read: int = 0
     files_removed: int = 0
+    rows_rebuilt: int = 0  # files read again because their rows in the cache were damaged
     rebuilt: str | None = None
     omitted_paths: tuple[tuple[str, str], ...] = ()
     cache_dir: Path | None = field(default=None, compare=False)
@@ -71,6 +72,7 @@ class IndexReport:
             "seconds": round(self.seconds, 3),
             "files_read": self.files_read,
             "files_removed": self.files_removed,
+            "rows_rebuilt": self.rows_rebuilt,
             "cache_rebuilt": self.rebuilt,
         }
 
@@ -105,13 +107,13 @@ def index_repository(
         store = IndexStore.open(cache)
         try:
             try:
-                read, removed = _update(store, found, limits, progress, jobs)
+                read, removed, mended = _update(store, found, limits, progress, jobs)
             except Exception as exc:
                 if not is_corruption(exc):
                     raise
                 store.close()
                 store = IndexStore.rebuild(cache, f"damaged content ({type(exc).__name__})")
-                read, removed = _update(store, found, limits, progress, jobs)
+                read, removed, mended = _update(store, found, limits, progress, jobs)
             summary = store.summary()
             omitted_paths = tuple(store.omitted_paths())
         except sqlite3.Error as exc:
@@ -124,6 +126,7 @@ def index_repository(
         seconds=time.perf_counter() - started,
         files_read=read,
         files_removed=removed,
+        rows_rebuilt=mended,
         rebuilt=store.rebuilt,
         cache_dir=cache,
         omitted_paths=omitted_paths,
@@ -146,7 +149,15 @@ def _update(
     limits: Limits,
     progress: ProgressFn | None,
     jobs: int | None,
-) -> tuple[int, int]:
+    *,
+    mend: bool = True,
+) -> tuple[int, int, int]:
+    """Bring the store up to date with ``found``: ``(files read, removed, read again because
+    their rows were damaged)``.
+
+    Raises:
+        CorruptIndex: rows damaged again after their files were read again (``mend`` off).
+    """
     stored = store.file_states()
     signature = extraction_signature()
     if store.meta("extraction") != signature:
@@ -155,12 +166,16 @@ def _update(
     else:
         todo = [c.path for c in _changed(found, stored)]
     keep = {c.path for c in found.candidates}
+    repairs = store.repairs()
+    mended = sorted(repairs & keep)
+    todo += sorted(set(mended) - set(todo))
     if not todo and not set(stored) - keep and not store.graph_dirty():
         # nothing changed: a refresh is a read, not a run (no write on every pack)
         store.replace_omitted(found.omitted)
         if store.meta("clean") != "1":  # a run killed after its last write
             store.set_meta(clean="1")
-        return 0, 0
+        store.clear_repairs(repairs)
+        return 0, 0, 0
     store.set_meta(clean="0")
     run = store.conn.execute("INSERT INTO runs(started_ns) VALUES(?)", (time.time_ns(),)).lastrowid
     omitted: list[Omission] = list(found.omitted)
@@ -184,16 +199,33 @@ def _update(
     removed = sorted(set(stored) - keep)
     store.delete_paths(removed)
     store.replace_omitted(omitted)
-    if store.graph_dirty():
-        if progress is not None:
-            progress(0, 0, "graph")
-        store.replace_edges(resolve_graph(store.facts()))
+    store.clear_repairs(repairs)
+    damaged = _resolve(store, progress) if store.graph_dirty() else ()
     store.conn.execute(
         "UPDATE runs SET finished_ns = ?, files_written = ?, files_removed = ? WHERE id = ?",
         (time.time_ns(), len(todo), len(removed), run),
     )
+    if damaged:  # read the files whose imports were damaged again, then resolve
+        if not mend:
+            raise CorruptIndex(f"{len(damaged)} file(s) with damaged rows after reading them")
+        for path in damaged:
+            store.request_repair(path)
+        more = _update(store, found, limits, progress, jobs, mend=False)
+        return len(todo) + more[0], len(removed) + more[1], len(mended) + more[2]
     store.set_meta(clean="1", extraction=signature)
-    return len(todo), len(removed)
+    return len(todo), len(removed), len(mended)
+
+
+def _resolve(store: IndexStore, progress: ProgressFn | None) -> tuple[str, ...]:
+    """Rebuild the graph; the files whose import rows are damaged instead, if any."""
+    if progress is not None:
+        progress(0, 0, "graph")
+    try:
+        facts = store.facts()
+    except DamagedRows as exc:
+        return exc.paths
+    store.replace_edges(resolve_graph(facts))
+    return ()
 
 
 def _crashed(found: Discovery, path: str, *, again: bool) -> FileRecord:

@@ -9,27 +9,23 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from excerpt.core.settings import Limits, repo_cache_dir
 from excerpt.discover.reader import Omission
 from excerpt.discover.walk import Candidate, Discovery, discover, resolve_root
 from excerpt.errors import CacheFault
 from excerpt.index.db import make_cache_dir
-from excerpt.index.lang import extraction_signature
+from excerpt.index.lang import extraction_signature, language_of
 from excerpt.index.process import process_paths
 from excerpt.index.records import FileRecord
-from excerpt.index.resolve import resolve_graph
-from excerpt.index.store import IndexStore, is_corruption, writer_lock
-
-if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+from excerpt.index.resolve import is_test_path, resolve_graph
+from excerpt.index.store import CorruptIndex, DamagedRows, IndexStore, is_corruption, writer_lock
+from excerpt.index.workers import CRASHED, WorkerPool
 
 __all__ = ["IndexReport", "ProgressFn", "index_repository", "resolve_root"]
 
@@ -59,6 +55,7 @@ class IndexReport:
     seconds: float
     files_read: int = 0
     files_removed: int = 0
+    rows_rebuilt: int = 0  # files read again because their rows in the cache were damaged
     rebuilt: str | None = None
     omitted_paths: tuple[tuple[str, str], ...] = ()
     cache_dir: Path | None = field(default=None, compare=False)
@@ -75,6 +72,7 @@ class IndexReport:
             "seconds": round(self.seconds, 3),
             "files_read": self.files_read,
             "files_removed": self.files_removed,
+            "rows_rebuilt": self.rows_rebuilt,
             "cache_rebuilt": self.rebuilt,
         }
 
@@ -109,13 +107,13 @@ def index_repository(
         store = IndexStore.open(cache)
         try:
             try:
-                read, removed = _update(store, found, limits, progress, jobs)
+                read, removed, mended = _update(store, found, limits, progress, jobs)
             except Exception as exc:
                 if not is_corruption(exc):
                     raise
                 store.close()
                 store = IndexStore.rebuild(cache, f"damaged content ({type(exc).__name__})")
-                read, removed = _update(store, found, limits, progress, jobs)
+                read, removed, mended = _update(store, found, limits, progress, jobs)
             summary = store.summary()
             omitted_paths = tuple(store.omitted_paths())
         except sqlite3.Error as exc:
@@ -128,6 +126,7 @@ def index_repository(
         seconds=time.perf_counter() - started,
         files_read=read,
         files_removed=removed,
+        rows_rebuilt=mended,
         rebuilt=store.rebuilt,
         cache_dir=cache,
         omitted_paths=omitted_paths,
@@ -150,7 +149,15 @@ def _update(
     limits: Limits,
     progress: ProgressFn | None,
     jobs: int | None,
-) -> tuple[int, int]:
+    *,
+    mend: bool = True,
+) -> tuple[int, int, int]:
+    """Bring the store up to date with ``found``: ``(files read, removed, read again because
+    their rows were damaged)``.
+
+    Raises:
+        CorruptIndex: rows damaged again after their files were read again (``mend`` off).
+    """
     stored = store.file_states()
     signature = extraction_signature()
     if store.meta("extraction") != signature:
@@ -159,18 +166,25 @@ def _update(
     else:
         todo = [c.path for c in _changed(found, stored)]
     keep = {c.path for c in found.candidates}
+    repairs = store.repairs()
+    mended = sorted(repairs & keep)
+    todo += sorted(set(mended) - set(todo))
     if not todo and not set(stored) - keep and not store.graph_dirty():
         # nothing changed: a refresh is a read, not a run (no write on every pack)
         store.replace_omitted(found.omitted)
         if store.meta("clean") != "1":  # a run killed after its last write
             store.set_meta(clean="1")
-        return 0, 0
+        store.clear_repairs(repairs)
+        return 0, 0, 0
     store.set_meta(clean="0")
     run = store.conn.execute("INSERT INTO runs(started_ns) VALUES(?)", (time.time_ns(),)).lastrowid
     omitted: list[Omission] = list(found.omitted)
     batch: list[FileRecord] = []
-    for done, result in enumerate(_process(found.root, todo, limits, jobs), start=1):
-        if isinstance(result, Omission):
+    crashed = store.paths_with_status(CRASHED)
+    for done, result in enumerate(_process(found.root, todo, limits, jobs, crashed), start=1):
+        if isinstance(result, Omission) and result.reason == CRASHED:
+            batch.append(_crashed(found, result.path, again=result.path in crashed))
+        elif isinstance(result, Omission):
             omitted.append(result)
             keep.discard(result.path)
         else:
@@ -185,70 +199,65 @@ def _update(
     removed = sorted(set(stored) - keep)
     store.delete_paths(removed)
     store.replace_omitted(omitted)
-    if store.graph_dirty():
-        if progress is not None:
-            progress(0, 0, "graph")
-        store.replace_edges(resolve_graph(store.facts()))
+    store.clear_repairs(repairs)
+    damaged = _resolve(store, progress) if store.graph_dirty() else ()
     store.conn.execute(
         "UPDATE runs SET finished_ns = ?, files_written = ?, files_removed = ? WHERE id = ?",
         (time.time_ns(), len(todo), len(removed), run),
     )
+    if damaged:  # read the files whose imports were damaged again, then resolve
+        if not mend:
+            raise CorruptIndex(f"{len(damaged)} file(s) with damaged rows after reading them")
+        for path in damaged:
+            store.request_repair(path)
+        more = _update(store, found, limits, progress, jobs, mend=False)
+        return len(todo) + more[0], len(removed) + more[1], len(mended) + more[2]
     store.set_meta(clean="1", extraction=signature)
-    return len(todo), len(removed)
+    return len(todo), len(removed), len(mended)
 
 
-def _chunks(items: Sequence[str], size: int) -> Iterator[list[str]]:
-    for i in range(0, len(items), size):
-        yield list(items[i : i + size])
+def _resolve(store: IndexStore, progress: ProgressFn | None) -> tuple[str, ...]:
+    """Rebuild the graph; the files whose import rows are damaged instead, if any."""
+    if progress is not None:
+        progress(0, 0, "graph")
+    try:
+        facts = store.facts()
+    except DamagedRows as exc:
+        return exc.paths
+    store.replace_edges(resolve_graph(facts))
+    return ()
 
 
-def _watch_parent(parent: int) -> None:
-    """In a worker: exit as soon as the parent is gone, so no orphan outlives a killed run.
+def _crashed(found: Discovery, path: str, *, again: bool) -> FileRecord:
+    """The row of a file that killed the workers reading it: omitted as ``worker_crashed``.
 
-    Also points the worker's stdout at stderr: under ``excerpt mcp`` stdout is the protocol
-    stream, and nothing a worker might print may reach it.
+    The first time, it is stored as changed (``mtime_ns`` -1), so the next run reads it again,
+    in a worker (a worker killed from outside is no fault of the file); when it kills workers
+    on that run too, it is left alone until it changes.
     """
-    os.dup2(2, 1)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.2)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True, name="excerpt-parent-watch").start()
+    cand = next(c for c in found.candidates if c.path == path)
+    return FileRecord(
+        path=path, size=cand.size, mtime_ns=cand.mtime_ns if again else -1, sha256="",
+        language=language_of(path), encoding="", lines=0, status=CRASHED,
+        is_test=is_test_path(path),
+    )  # fmt: skip
 
 
 def _process(
-    root: Path, paths: list[str], limits: Limits, jobs: int | None
+    root: Path, paths: list[str], limits: Limits, jobs: int | None, crashed: set[str]
 ) -> Iterator[FileRecord | Omission]:
+    """A result per path, in order: read by worker processes when there are enough files to
+    pay for starting them, or when one of them killed a worker before (``crashed``: such a
+    file is never read in this process, which it would take with it)."""
     workers = jobs if jobs is not None else len(os.sched_getaffinity(0))
-    work = partial(process_paths, str(root), limits=limits)
-    pool = _pool(workers) if workers > 1 and len(paths) >= _PARALLEL_MIN else None
-    if pool is None:
-        for chunk in _chunks(paths, _CHUNK):
-            yield from work(chunk)
-        return
-    with pool:
-        for results in pool.map(work, _chunks(paths, _CHUNK)):
-            yield from results
-
-
-def _pool(workers: int) -> ProcessPoolExecutor | None:
-    """Worker processes, or None where the platform cannot make them (no POSIX semaphores,
-    e.g. an unwritable ``/dev/shm``): the files are then read in this process."""
-    # spawn, not fork: a forked worker would inherit the writer lock and database descriptors
-    # and, orphaned by a killed parent, keep the lock held
-    # (loaded here: a refresh with nothing to parse needs no worker machinery)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    context = multiprocessing.get_context("spawn")
-    try:
-        return ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=context,
-            initializer=_watch_parent,
-            initargs=(os.getpid(),),
-        )
-    except (OSError, NotImplementedError):
-        return None
+    if (workers > 1 and len(paths) >= _PARALLEL_MIN) or not crashed.isdisjoint(paths):
+        pool = WorkerPool(str(root), limits, max(1, min(workers, len(paths))), _CHUNK)
+        if pool.start():  # else the platform makes no processes: read the files here
+            with pool:
+                yield from pool.read(paths)
+            return
+    for i in range(0, len(paths), _CHUNK):
+        chunk = [p for p in paths[i : i + _CHUNK] if p not in crashed]
+        results = iter(process_paths(str(root), chunk, limits))
+        for path in paths[i : i + _CHUNK]:
+            yield Omission(path=path, reason=CRASHED) if path in crashed else next(results)

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from excerpt.errors import CacheBusy, CacheFault
+from excerpt.index.checks import RowsCheck, terms_check
 from excerpt.index.migrations import APPLICATION_ID, MIGRATIONS
 from excerpt.index.resolve import is_test_path
 
@@ -163,6 +164,9 @@ def connect(db: Path) -> sqlite3.Connection:
     conn.create_function(
         "excerpt_is_test", 1, lambda path: int(is_test_path(str(path))), deterministic=True
     )
+    conn.create_aggregate("excerpt_rows_check", -1, RowsCheck)
+    conn.create_function("excerpt_no_rows_check", 0, RowsCheck.none, deterministic=True)
+    conn.create_function("excerpt_terms_check", 1, terms_check, deterministic=True)
     return conn
 
 

@@ -93,4 +93,26 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE files SET is_test = excerpt_is_test(path);
     UPDATE meta SET value = '1' WHERE key = 'graph_dirty'
     """,
+    # 4: a digest of each file's symbol, import and term rows (``excerpt.index.checks``),
+    # compared when they are read, and the files whose rows failed it, which the next run
+    # reads again. Rows from before get the digest of what they hold now (they were trusted
+    # as they were), by the functions registered on every connection (an aggregate over no
+    # rows gives NULL there: hence the digest of none); nothing is re-read.
+    """
+    ALTER TABLE files ADD COLUMN symbols_check INTEGER;
+    ALTER TABLE files ADD COLUMN imports_check INTEGER;
+    ALTER TABLE files ADD COLUMN terms_check INTEGER;
+    UPDATE files SET
+        symbols_check = COALESCE(
+            (SELECT excerpt_rows_check(kind, name, qualname, start_line, end_line)
+             FROM symbols WHERE file_id = files.id),
+            excerpt_no_rows_check()),
+        imports_check = COALESCE(
+            (SELECT excerpt_rows_check(module, names, line, kind)
+             FROM imports WHERE file_id = files.id),
+            excerpt_no_rows_check()),
+        terms_check = excerpt_terms_check(
+            (SELECT data FROM lexicon_docs WHERE file_id = files.id));
+    CREATE TABLE repairs(path TEXT PRIMARY KEY)
+    """,
 )

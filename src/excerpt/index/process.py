@@ -65,6 +65,13 @@ def record_from_content(content: FileContent) -> FileRecord:
         )  # fmt: skip
     parsed = content.encoding in ("utf-8", "utf-8-sig")
     extraction = extract(language, content.data) if parsed else Extraction()
+    if extraction.omitted is not None:  # past a parse budget: listed, not indexed
+        return FileRecord(
+            path=path, size=content.size, mtime_ns=content.mtime_ns, sha256=content.sha256,
+            language=language, encoding=content.encoding, lines=count_lines(content.data),
+            status=extraction.omitted, is_test=is_test_path(path),
+            git_blob=git_blob_id(content.data),
+        )  # fmt: skip
     lexicon = (
         lexicon_text(path.replace("/", " ").replace(".", " ").replace("-", " ")),
         lexicon_text(" ".join(s.name for s in extraction.symbols)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import sqlite3
 import zlib
 from collections import Counter
@@ -17,6 +18,7 @@ from typing import Any
 
 from excerpt.discover.reader import Omission
 from excerpt.errors import CacheFault
+from excerpt.index.checks import imports_check, symbols_check, terms_check
 from excerpt.index.db import (
     CORRUPTION,
     DB_NAME,
@@ -41,10 +43,21 @@ __all__ = [
     "CORRUPTION",
     "DB_NAME",
     "CorruptIndex",
+    "DamagedRows",
     "IndexStore",
     "is_corruption",
     "writer_lock",
 ]
+
+logger = logging.getLogger(__name__)
+
+
+class DamagedRows(Exception):
+    """Some files' derived rows failed their digest: read those files again."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        super().__init__(f"{len(paths)} file(s) with damaged rows")
+        self.paths = tuple(paths)
 
 
 def _row_check(values: Sequence[object]) -> int:
@@ -112,8 +125,9 @@ class IndexStore:
         self.close()
 
     def view(self) -> StoreView:
-        """The read-only queries ranking and packing make, over this connection."""
-        return StoreView(self.conn)
+        """The read-only queries ranking and packing make, over this connection; a file whose
+        rows it finds damaged is left out of its answers and asked to be read again."""
+        return StoreView(self.conn, on_damage=self.request_repair)
 
     @classmethod
     def rebuild(cls, cache_dir: Path, why: str) -> IndexStore:
@@ -166,6 +180,31 @@ class IndexStore:
             out[row[0]] = (row[1], row[2], row[3])
         return out
 
+    def paths_with_status(self, status: str) -> set[str]:
+        """The stored files omitted for ``status``."""
+        rows = self.conn.execute("SELECT path FROM files WHERE status = ?", (status,))
+        return {str(row[0]) for row in rows}
+
+    def request_repair(self, path: str) -> None:
+        """Have the next run read ``path`` again: its rows failed their digest. Best effort:
+        should the database refuse the write (busy, read-only), the rows stay unserved and
+        the next reader asks again."""
+        try:
+            with self.transaction() as c:
+                c.execute("INSERT OR IGNORE INTO repairs(path) VALUES(?)", (path,))
+        except sqlite3.OperationalError as exc:
+            logger.warning("cannot record that %r needs reading again: %s", path, exc)
+
+    def repairs(self) -> set[str]:
+        """The files to read again whatever their state, because their rows were damaged."""
+        return {str(row[0]) for row in self.conn.execute("SELECT path FROM repairs")}
+
+    def clear_repairs(self, paths: Iterable[str]) -> None:
+        done = [(p,) for p in paths]
+        if done:
+            with self.transaction() as c:
+                c.executemany("DELETE FROM repairs WHERE path = ?", done)
+
     def write_files(self, records: Sequence[FileRecord]) -> None:
         """Insert or replace files with all their derived rows, in one transaction."""
         with self.transaction() as c:
@@ -202,23 +241,35 @@ class IndexStore:
         return self.meta("graph_dirty") != "0"
 
     def facts(self) -> list[FileFacts]:
-        imports: dict[int, list[Import]] = {}
+        """What graph resolution needs of every indexed file.
+
+        Raises:
+            DamagedRows: some files' import rows do not match their digest.
+        """
+        rows: dict[int, list[tuple[str, str, int, str]]] = {}
         for file_id, module, names, line, kind in self.conn.execute(
             "SELECT file_id, module, names, line, kind FROM imports ORDER BY file_id, rowid"
         ):
-            imp = Import(module=module, names=tuple(json.loads(names)), line=line, kind=kind)
-            imports.setdefault(file_id, []).append(imp)
+            rows.setdefault(file_id, []).append((module, names, line, kind))
+        files = self.conn.execute(
+            "SELECT id, path, language, package, manifest, imports_check FROM files"
+            " WHERE status IS NULL"
+        ).fetchall()
+        damaged = [r[1] for r in files if imports_check(rows.get(r[0], ())) != r[5]]
+        if damaged:
+            raise DamagedRows(damaged)
         return [
             FileFacts(
                 path=path,
                 language=language,
-                imports=tuple(imports.get(file_id, ())),
+                imports=tuple(
+                    Import(module=module, names=tuple(json.loads(names)), line=line, kind=kind)
+                    for module, names, line, kind in rows.get(file_id, ())
+                ),
                 package=package,
                 manifest=manifest,
             )
-            for file_id, path, language, package, manifest in self.conn.execute(
-                "SELECT id, path, language, package, manifest FROM files WHERE status IS NULL"
-            )
+            for file_id, path, language, package, manifest, _ in files
         ]
 
     def replace_edges(self, edges: Iterable[Edge]) -> None:
@@ -331,29 +382,35 @@ def _write_file(c: sqlite3.Connection, rec: FileRecord) -> None:
         rec.size, rec.mtime_ns, rec.sha256, rec.language, rec.encoding, rec.lines, rec.status,
         int(rec.is_test), rec.package, rec.manifest,
     )  # fmt: skip
-    checked = (*values, _row_check((rec.path, *values)))
+    symbols = [(s.kind, s.name, s.qualname, s.start_line, s.end_line) for s in rec.symbols]
+    imports = [(i.module, json.dumps(list(i.names)), i.line, i.kind) for i in rec.imports]
+    checked = (
+        *values, _row_check((rec.path, *values)), rec.git_blob,
+        symbols_check(symbols), imports_check(imports), terms_check(rec.lexicon_blob),
+    )  # fmt: skip
     if row is None:
         file_id = c.execute(
-            f"INSERT INTO files({_FILE_COLUMNS}, checksum, git_blob)"
-            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (rec.path, *checked, rec.git_blob),
+            f"INSERT INTO files({_FILE_COLUMNS}, checksum, git_blob, symbols_check,"
+            " imports_check, terms_check) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (rec.path, *checked),
         ).lastrowid
     else:
         file_id = row[0]
         _delete_children(c, [(file_id,)])
         c.execute(
             "UPDATE files SET size=?, mtime_ns=?, sha256=?, language=?, encoding=?, lines=?,"
-            " status=?, is_test=?, package=?, manifest=?, checksum=?, git_blob=? WHERE id = ?",
-            (*checked, rec.git_blob, file_id),
+            " status=?, is_test=?, package=?, manifest=?, checksum=?, git_blob=?,"
+            " symbols_check=?, imports_check=?, terms_check=? WHERE id = ?",
+            (*checked, file_id),
         )
     c.executemany(
         "INSERT INTO symbols(file_id, kind, name, qualname, start_line, end_line)"
         " VALUES(?,?,?,?,?,?)",
-        [(file_id, s.kind, s.name, s.qualname, s.start_line, s.end_line) for s in rec.symbols],
+        [(file_id, *row) for row in symbols],
     )
     c.executemany(
         "INSERT INTO imports(file_id, module, names, line, kind) VALUES(?,?,?,?,?)",
-        [(file_id, i.module, json.dumps(list(i.names)), i.line, i.kind) for i in rec.imports],
+        [(file_id, *row) for row in imports],
     )
     if rec.lexicon_blob:
         c.execute(
@@ -366,9 +423,21 @@ def _write_file(c: sqlite3.Connection, rec: FileRecord) -> None:
 
 
 def _delete_children(c: sqlite3.Connection, ids: list[tuple[int]]) -> None:
+    """Delete the rows derived from these files.
+
+    Raises:
+        CorruptIndex: a file's indexed terms do not match their digest: deleting them from
+            the full-text index needs exactly what was indexed, so it cannot be mended.
+    """
     for (file_id,) in ids:
-        row = c.execute("SELECT data FROM lexicon_docs WHERE file_id = ?", (file_id,)).fetchone()
+        row = c.execute(
+            "SELECT d.data, f.terms_check FROM lexicon_docs d JOIN files f ON f.id = d.file_id"
+            " WHERE d.file_id = ?",
+            (file_id,),
+        ).fetchone()
         if row is not None:
+            if terms_check(row[0]) != row[1]:
+                raise CorruptIndex("a file's indexed terms do not match their digest")
             # a contentless FTS5 row is deleted by repeating exactly what was indexed
             c.execute(
                 "INSERT INTO lexicon(lexicon, rowid, path, symbols, body)"

@@ -1,4 +1,5 @@
-"""Read-only queries over an index, for ranking and packing. No writes, no file reads.
+"""Read-only queries over an index, for ranking and packing. No file reads, and no writes
+but one: asking that a file whose rows fail their digest be read again.
 
 ``IndexView`` is the seam: ``StoreView`` answers it from the SQLite index, ``MemoryView``
 from values in memory (tests, and a recorded benchmark replayed without any index), and
@@ -9,11 +10,12 @@ give them again.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from excerpt.errors import UsageError
+from excerpt.index.checks import SymbolRow, symbols_check
 
 __all__ = [
     "FileInfo",
@@ -102,21 +104,32 @@ class IndexView(Protocol):
 
 
 class StoreView:
-    """``IndexView`` over one open index connection."""
+    """``IndexView`` over one open index connection.
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    Symbol rows are checked against their file's digest as they are read: a file whose rows
+    fail it answers no definitions (never damaged ones), is added to ``damaged`` and passed
+    to ``on_damage``, which has the next run read it again.
+    """
+
+    def __init__(
+        self, conn: sqlite3.Connection, on_damage: Callable[[str], None] | None = None
+    ) -> None:
         self.conn = conn
+        self.on_damage = on_damage
+        self.damaged: set[str] = set()
         self._files: dict[str, FileInfo] | None = None
         self._ids: dict[int, str] | None = None
+        self._checks: dict[int, int | None] = {}
 
     def files(self) -> dict[str, FileInfo]:
         """Every file the index holds (indexed or omitted by status), by path."""
         if self._files is None:
             rows = self.conn.execute(
                 "SELECT id, path, size, sha256, language, encoding, lines, status, is_test,"
-                " git_blob FROM files"
+                " git_blob, symbols_check FROM files"
             ).fetchall()
             self._ids = {r[0]: r[1] for r in rows}
+            self._checks = {r[0]: r[10] for r in rows}
             self._files = {
                 r[1]: FileInfo(
                     path=r[1],
@@ -195,26 +208,52 @@ class StoreView:
 
     def _symbols(self, column: str, values: Sequence[object]) -> list[SymbolSpan]:
         ids = self._paths_by_id()
-        out: list[SymbolSpan] = []
+        # a row of no file the index holds belongs to nothing that could be served
+        found = {i: rows for i, rows in self._symbol_rows(column, values).items() if i in ids}
+        # rows found by name are a part of their files' rows: those files are checked whole
+        whole = found if column == "file_id" else self._symbol_rows("file_id", sorted(found))
+        asked = values if column == "file_id" else sorted(found)
+        damaged = {
+            file_id
+            for file_id in asked
+            if isinstance(file_id, int)
+            and symbols_check(whole.get(file_id, ())) != self._checks.get(file_id)
+        }
+        for file_id in sorted(damaged):
+            self._damaged(ids[file_id])
+        out = [
+            SymbolSpan(
+                path=ids[file_id],
+                kind=kind,
+                name=name,
+                qualname=qualname,
+                start_line=start,
+                end_line=end,
+            )
+            for file_id, rows in found.items()
+            if file_id not in damaged
+            for kind, name, qualname, start, end in rows
+        ]
+        return sorted(out, key=lambda s: (s.path, s.start_line, s.end_line, s.qualname))
+
+    def _symbol_rows(self, column: str, values: Sequence[object]) -> dict[int, list[SymbolRow]]:
+        out: dict[int, list[SymbolRow]] = {}
         for i in range(0, len(values), _CHUNK):
             chunk = values[i : i + _CHUNK]
             marks = ",".join("?" * len(chunk))
-            for file_id, kind, name, qualname, start, end in self.conn.execute(
+            for file_id, *row in self.conn.execute(
                 "SELECT file_id, kind, name, qualname, start_line, end_line FROM symbols"
                 f" WHERE {column} IN ({marks})",
                 chunk,
             ):
-                out.append(
-                    SymbolSpan(
-                        path=ids[file_id],
-                        kind=kind,
-                        name=name,
-                        qualname=qualname,
-                        start_line=start,
-                        end_line=end,
-                    )
-                )
-        return sorted(out, key=lambda s: (s.path, s.start_line, s.end_line, s.qualname))
+                out.setdefault(file_id, []).append(tuple(row))
+        return out
+
+    def _damaged(self, path: str) -> None:
+        if path not in self.damaged:
+            self.damaged.add(path)
+            if self.on_damage is not None:
+                self.on_damage(path)
 
     def edges(self) -> list[tuple[str, str, str]]:
         """Every graph edge ``(src, dst, kind)``, sorted."""

@@ -73,7 +73,7 @@ LANGUAGES: Final[tuple[Language, ...]] = (
 PARSED_LANGUAGES: Final = tuple(lang.name for lang in LANGUAGES)
 # Raise when a query or hook changes what an unchanged file yields: an index made under
 # another ``extraction_signature()`` re-extracts every file once.
-EXTRACTION_VERSION: Final = 1
+EXTRACTION_VERSION: Final = 2
 
 _V = TypeVar("_V")
 

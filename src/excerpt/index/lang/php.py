@@ -132,7 +132,7 @@ def _psr4(data: bytes) -> str | None:
     """A ``composer.json``'s PSR-4 prefixes, as a JSON list of ``[prefix, dir]`` pairs."""
     try:
         doc = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the parser's depth
         return None
     pairs: list[tuple[str, str]] = []
     for section in ("autoload", "autoload-dev"):

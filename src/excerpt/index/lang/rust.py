@@ -28,8 +28,10 @@ if TYPE_CHECKING:
 __all__ = ["RUST"]
 
 _NAME = "rust"
+# blanks within a line only: ``\s*`` after ``^`` spans line ends, and each of n blank lines
+# after ``[package]`` then tried all the lines below it (200,000 blank lines: 95 s)
 _CRATE_NAME = re.compile(
-    rb"^\[package\][^\[]*?^\s*name\s*=\s*[\"']([^\"']+)", re.MULTILINE | re.DOTALL
+    rb"^\[package\][^\[]*?^[ \t]*name[ \t]*=[ \t]*[\"']([^\"']+)", re.MULTILINE | re.DOTALL
 )
 
 

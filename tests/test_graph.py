@@ -15,7 +15,6 @@ import pytest
 from excerpt.index.build import index_repository
 from excerpt.index.db import DB_NAME
 from excerpt.index.extract import Import
-from excerpt.index.migrations import MIGRATIONS
 from excerpt.index.resolve import FileFacts, is_test_path, resolve_graph
 from excerpt.index.store import IndexStore
 
@@ -661,7 +660,10 @@ def test_an_index_built_under_the_narrower_test_rules_is_migrated_and_its_graph_
     conn.execute("UPDATE files SET is_test = 0")
     conn.execute("DELETE FROM edges")
     conn.execute("UPDATE meta SET value = '0' WHERE key = 'graph_dirty'")
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    for column in ("symbols_check", "imports_check", "terms_check"):
+        conn.execute(f"ALTER TABLE files DROP COLUMN {column}")
+    conn.execute("DROP TABLE repairs")
+    conn.execute("PRAGMA user_version = 2")
     conn.commit()
     conn.close()
 

@@ -41,6 +41,7 @@ OmissionReason = Literal[
     "unreadable",
     "parse_timeout",
     "too_deep",
+    "worker_crashed",
     "excluded",
 ]
 

@@ -614,7 +614,7 @@ def test_without_worker_processes_the_index_is_built_in_process(
     def no_semaphores(*args: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSYS, "Function not implemented")
 
-    monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", no_semaphores)
+    monkeypatch.setattr("multiprocessing.context.SpawnProcess.start", no_semaphores)
     repo = make_repo({f"m{i}.py": f"X{i} = {i}\n" for i in range(build._PARALLEL_MIN)})
     report = index_repository(repo, cache_dir=cache_dir, jobs=2)
     assert report.files_indexed == build._PARALLEL_MIN

@@ -148,6 +148,7 @@ async def _mcp_surfaces(repo: Path, cache: Path, handles: list[str]) -> list[tup
 
 
 @pytest.mark.reliability("T7", cases=88)
+@pytest.mark.reliability("B3.25", cases=88 * 6)  # 88 canaries, each on at least 6 surfaces
 def test_canary_secrets_reach_no_surface(
     tmp_path: Path,
     cache_dir: Path,

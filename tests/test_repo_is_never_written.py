@@ -310,3 +310,19 @@ def test_hostile_git_config_never_runs_and_nothing_is_written_by_any_command_or_
     assert served.count(True) >= len(MCP_CALLS) - 1  # the made-up handle may be an error
     assert sorted(p.name for p in markers.iterdir()) == []
     assert full_snapshot(repo) == before
+
+
+@pytest.mark.reliability("B6.48", cases=2)
+def test_fixture_repositories_are_built_the_same_every_time(tmp_path: Path) -> None:
+    """Fixed author and committer dates and the branch name: two builds of the same fixture
+    give the same commit, so a test that names one sees the same repository on any machine."""
+    heads = []
+    for name in ("one", "two"):
+        repo = write_tree(tmp_path / name, {"a.py": "A = 1\n"})
+        git_commit_all(repo)
+        proc = subprocess.run(
+            ["git", "rev-parse", "HEAD", "--abbrev-ref", "HEAD"],
+            cwd=repo, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        heads.append(proc.stdout.split())
+    assert heads[0] == heads[1] and heads[0][1] == "main"

@@ -280,3 +280,50 @@ def test_hostile_task_text_is_packed_in_time_linear_in_its_length(
 
     baseline = seconds(prose)
     assert seconds(hostile) <= 10 * baseline + 0.05, (unit, baseline)
+
+
+@pytest.mark.parametrize(
+    ("title", "scope"),
+    [
+        ("fix(fetch): handle a missing body", ("fetch",)),
+        ("perf(bash-v2): short-circuit", ("bash-v2",)),
+        ("fix(types,headers): spread", ("types", "headers")),
+        ("[router] routes collide", ("router",)),
+        ("walk: encapsulate buffering", ()),
+        ("fix: quote args", ()),
+        ("chore(deps): bump", ()),
+        ("TypeError: bad operand", ()),
+        ("[v4] deprecate clearCookie", ()),
+        ("Admin changelist: list_filter fails", ()),
+    ],
+)
+def test_the_first_line_s_scope_is_read_and_change_types_or_errors_are_not_scopes(
+    title: str, scope: tuple[str, ...]
+) -> None:
+    assert analyze_task(title + "\n\nbody").scope == scope
+
+
+SCOPED = {
+    "lib/adapters/fetch.js": "export function send(config) { return config.body; }\n",
+    "lib/adapters/xhr.js": "export function send(config) { return config.data; }\n",
+    "lib/core/AxiosHeaders.js": "export class Headers { set(name) { return name; } }\n",
+    "lib/core/request.js": "export function request(config) { return config; }\n",
+    "test/fetch.test.js": "test('fetch', () => {});\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [
+        ("fix(fetch): the body is sent twice", "lib/adapters/fetch.js"),
+        ("fix(headers): clear drops every entry", "lib/core/AxiosHeaders.js"),
+    ],
+)
+def test_the_file_a_scope_names_ranks_first_and_says_so(
+    tmp_path: Path, cache_dir: Path, task: str, expected: str
+) -> None:
+    root = write_tree(tmp_path / "repo", SCOPED)
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
+    first = plan["candidates"][0]
+    assert first["path"] == expected
+    assert any("scope" in r["detail"] for r in first["reasons"])

@@ -21,7 +21,7 @@ from excerpt.rank.weights import Weights, default_weights
 
 __all__ = ["SIGNALS", "Anchor", "Candidate", "Reason", "rank_files"]
 
-SIGNALS = ("lexical", "path", "stack_frame", "defines", "graph", "demoted")
+SIGNALS = ("lexical", "path", "scope", "stack_frame", "defines", "graph", "demoted")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +78,8 @@ def rank_files(
         _add(totals, signals.lexical(task, view, files, w))
     if "path" not in without:
         _add(totals, signals.named_paths(task, files, by_name, w))
+    if "scope" not in without:
+        _add(totals, signals.scope(task, files, w))
     if "stack_frame" not in without:
         _add(totals, signals.frames(task, files, by_name, w))
     if "defines" not in without:

@@ -132,6 +132,50 @@ def _title_lexical(
     return [Contribution(p, w.title_gain * s / best, reason) for p, s in hits if p in files]
 
 
+_PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def _pieces(name: str) -> tuple[str, ...]:
+    """Lower-case word pieces of a name (``bash_completionsV2`` → bash, completions, v, 2)."""
+    return tuple(p.lower() for p in _PIECES.findall(name))
+
+
+def scope(task: Task, files: Files, w: Weights) -> list[Contribution]:
+    """Files the first line's scope names (``fix(fetch): …`` → ``lib/adapters/fetch.js``):
+    by file name, by directory, or by all of the scope's pieces in the file name; a scope
+    matching many files says less of each, and past ``scope_max_spread`` nothing."""
+    out: list[Contribution] = []
+    for word in task.scope:
+        want = _pieces(word)
+        joined = "".join(want)
+        if not joined:
+            continue
+        by_stem: list[str] = []
+        by_dir: list[str] = []
+        by_pieces: list[str] = []
+        for path, info in files.items():
+            if info.is_test or kinds.TEST_DATA.search(path):
+                continue  # the scope names the component; its tests follow it
+            parts = path.split("/")
+            stem = parts[-1].split(".", 1)[0]
+            pieces = _pieces(stem)
+            if "".join(pieces) == joined:
+                by_stem.append(path)
+            elif any("".join(_pieces(d)) == joined for d in parts[:-1]):
+                by_dir.append(path)
+            elif len(want) > 0 and set(want) <= set(pieces):
+                by_pieces.append(path)
+        reason = Reason("path", f"the first line's scope names it ({word})")
+        for hits, gain in (
+            (by_stem, w.scope_name_gain),
+            (by_dir, w.scope_dir_gain),
+            (by_pieces, w.scope_pieces_gain),
+        ):
+            if hits and len(hits) <= w.scope_max_spread:
+                out.extend(Contribution(p, gain / math.sqrt(len(hits)), reason) for p in hits)
+    return out
+
+
 def paths_by_name(files: Iterable[str]) -> dict[str, list[str]]:
     """Paths by their last component, each list sorted."""
     out: dict[str, list[str]] = defaultdict(list)

@@ -33,6 +33,10 @@ class Weights:
     named_path_gain: float
     module_gain: float
     package_init_gain: float
+    scope_name_gain: float
+    scope_dir_gain: float
+    scope_pieces_gain: float
+    scope_max_spread: int
     frame_gain: float
     frame_depth_gain: float
     defines_exact_gain: float

@@ -45,6 +45,7 @@ _CODES: dict[tuple[str, str], tuple[str, str]] = {
     ),
     ("lexical", "BM25 match of the task's first line"): ("title", "the first line matches"),
     ("path", "path or file name named in the task"): ("path", "the task names the path"),
+    ("path", "the first line's scope names it"): ("scope", "the first line's scope names it"),
     ("path", "module named by a dotted name in the task"): (
         "module",
         "the task names the module",

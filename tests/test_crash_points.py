@@ -8,11 +8,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import git, git_commit_all, write_tree
 from excerpt.core.durable import ENV, LABELS
+from excerpt.core.settings import repo_cache_dir
+from excerpt.index.store import IndexStore
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -72,7 +75,31 @@ def _salt_case(tmp_path: Path, label: str) -> None:
     assert len(salt.read_bytes()) == 32
 
 
-CASES = {"output": _output_case, "salt": _salt_case}
+def _snapshot(repo: Path, cache: Path) -> dict[str, Any]:
+    store = IndexStore.open(repo_cache_dir(repo.resolve(), cache))
+    try:
+        return store.snapshot()
+    finally:
+        store.close()
+
+
+def _index_case(tmp_path: Path, label: str) -> None:
+    """A cold index cut off after a committed batch, before the graph, or before the run is
+    marked clean: the next run completes, and its index equals one built without a crash."""
+    files = {f"pkg/m{i:04d}.py": f"import pkg.m{(i + 1) % 600:04d}\n\ndef f{i}():\n    return {i}\n"
+             for i in range(600)}  # fmt: skip
+    root = write_tree(tmp_path / "repo", files)
+    cache = tmp_path / "cache"
+    crashed = _excerpt("index", "--repo", str(root), cache=cache, crash=label)
+    assert crashed.returncode == 137, crashed.stderr
+    again = _excerpt("index", "--repo", str(root), "--json", cache=cache)
+    assert again.returncode == 0, again.stderr
+    fresh = _excerpt("index", "--repo", str(root), cache=tmp_path / "fresh")
+    assert fresh.returncode == 0, fresh.stderr
+    assert _snapshot(root, cache) == _snapshot(root, tmp_path / "fresh")
+
+
+CASES = {"output": _output_case, "salt": _salt_case, "index": _index_case}
 
 
 @pytest.mark.reliability("B7.50", cases=1)

@@ -20,6 +20,9 @@ LABELS = (
     "output.after_replace",
     "salt.after_temp_write",
     "salt.after_link",
+    "index.after_batch",
+    "index.before_graph",
+    "index.before_clean",
 )
 
 

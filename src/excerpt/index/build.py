@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from excerpt.core.durable import crash_point
 from excerpt.core.settings import Limits, repo_cache_dir
 from excerpt.discover.reader import Omission
 from excerpt.discover.walk import Candidate, Discovery, discover, resolve_root
@@ -192,6 +193,7 @@ def _update(
         if len(batch) >= _BATCH:
             store.write_files(batch)
             batch = []
+            crash_point("index.after_batch")
         if progress is not None:
             progress(done, len(todo), "parse")
     if batch:
@@ -200,6 +202,7 @@ def _update(
     store.delete_paths(removed)
     store.replace_omitted(omitted)
     store.clear_repairs(repairs)
+    crash_point("index.before_graph")
     damaged = _resolve(store, progress) if store.graph_dirty() else ()
     store.conn.execute(
         "UPDATE runs SET finished_ns = ?, files_written = ?, files_removed = ? WHERE id = ?",
@@ -212,6 +215,7 @@ def _update(
             store.request_repair(path)
         more = _update(store, found, limits, progress, jobs, mend=False)
         return len(todo) + more[0], len(removed) + more[1], len(mended) + more[2]
+    crash_point("index.before_clean")
     store.set_meta(clean="1", extraction=signature)
     return len(todo), len(removed), len(mended)
 

@@ -8,14 +8,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from conftest import git, git_commit_all, write_tree
 from excerpt.core.durable import ENV, LABELS
-from excerpt.core.settings import repo_cache_dir
-from excerpt.index.store import IndexStore
+from test_crash_safety import _snapshot
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -73,14 +71,6 @@ def _salt_case(tmp_path: Path, label: str) -> None:
     assert again.returncode == 1, again.stderr  # FAIL: the staged token
     assert '"fingerprint": "' in again.stdout and '"fingerprint": ""' not in again.stdout
     assert len(salt.read_bytes()) == 32
-
-
-def _snapshot(repo: Path, cache: Path) -> dict[str, Any]:
-    store = IndexStore.open(repo_cache_dir(repo.resolve(), cache))
-    try:
-        return store.snapshot()
-    finally:
-        store.close()
 
 
 def _index_case(tmp_path: Path, label: str) -> None:

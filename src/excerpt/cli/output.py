@@ -11,35 +11,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import stat
 import sys
 from pathlib import Path
 
 from excerpt.core.durable import crash_point, fsync_directory
+from excerpt.core.escape import for_terminal
 from excerpt.errors import UsageError
 
-__all__ = ["emit", "for_terminal", "write_atomic"]
+__all__ = ["emit", "write_atomic"]
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-# What a terminal would act on rather than show: C0 controls but tab and newline (ESC starts
-# OSC title and clipboard writes, screen clears, cursor moves), DEL, C1 controls, and the
-# bidirectional overrides and isolates that reorder what is shown (Trojan Source)
-_TERMINAL_UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
-)
-
-
-def for_terminal(text: str) -> str:
-    """``text`` with every character a terminal would act on shown as an escape (``\\x1b``,
-    ``\\u202e``): repository text printed to a terminal cannot retitle it, write the
-    clipboard, clear the screen or reorder what the reader sees."""
-    return _TERMINAL_UNSAFE.sub(lambda m: _escape(m.group()), text)
-
-
-def _escape(char: str) -> str:
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def emit(args: argparse.Namespace, text: str) -> None:

@@ -163,7 +163,7 @@ def scope(task: Task, files: Files, w: Weights) -> list[Contribution]:
                 by_stem.append(path)
             elif any("".join(_pieces(d)) == joined for d in parts[:-1]):
                 by_dir.append(path)
-            elif len(want) > 0 and set(want) <= set(pieces):
+            elif set(want) <= set(pieces):
                 by_pieces.append(path)
         reason = Reason("path", f"the first line's scope names it ({word})")
         for hits, gain in (

@@ -328,6 +328,7 @@ def _run_one(
         )  # fmt: skip
         row = _score(task, inputs, budgets, ablate, started)
         if record is not None:
+            _widen(view, source, row["files"])
             write_task_recording(
                 record,
                 TaskRecording(
@@ -337,6 +338,28 @@ def _run_one(
                 ),
             )  # fmt: skip
     return row
+
+
+# how many files of each recorded lexical answer a recording also keeps whole
+_WIDEN_LEXICAL = 60
+
+
+def _widen(view: RecordingView, source: RecordingSource, ranked: Sequence[str]) -> None:
+    """Record what a changed ranking or selection may ask next, beside what this one asked:
+    the definitions and bytes of the first files of every recorded lexical answer, of every
+    file defining a name the task gave, and of the tests of the ranked files. A replay with
+    other weights then finds them instead of stopping at a file it never saw."""
+    paths = {p for answer in view.lexical_answers.values() for p, _ in answer[:_WIDEN_LEXICAL]}
+    paths |= {s.path for s in view.symbols.values()}
+    top = set(ranked)
+    paths |= {src for src, dst, kind in view.edges() if kind == "tests" and dst in top}
+    paths |= top
+    files = view.files()
+    wanted = sorted(p for p in paths if p in files and files[p].status is None)
+    view.symbols_in(wanted)
+    for path in wanted:
+        if path not in source.seen:
+            source.read(path)
 
 
 def _replay_one(

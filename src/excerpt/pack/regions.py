@@ -32,7 +32,9 @@ class Region:
     kind: Literal["symbol", "window", "file"]
     weight: float
     focus: int  # the line a fragment should keep if the region must be cut
-    signal: str  # what put it here: stack_frame | defines | match | head
+    signal: (
+        str  # what put it here: stack_frame | defines | match | head | calls | called_by | header
+    )
 
 
 def line_matches(
@@ -89,6 +91,7 @@ def choose_regions(
     if total_lines <= 0:
         return []
     g = geometry or default_weights()
+    containers = [s for s in symbols if s.kind in _CONTAINERS]
     symbols = _showable(symbols, g)
     regions: list[Region] = []
     for anchor in anchors:
@@ -109,6 +112,7 @@ def choose_regions(
         else:
             regions.append(_around(start, total_lines, symbols, anchor.weight, anchor.signal, g))
     regions.extend(_lexical_regions(total_lines, symbols, matches, regions, max_lexical, g))
+    regions.extend(_followed(regions, containers, symbols, lines, g))
     if not regions:
         if total_lines <= g.whole_file_lines:
             regions.append(Region(1, total_lines, "file", 0.1, 1, "head"))
@@ -156,6 +160,92 @@ def _lexical_regions(
         weight = 0.2 + 0.5 * scored[key] / best
         out.append(Region(key[0], key[1], region.kind, weight, focus[key][1], "match"))
     return out
+
+
+_CONTAINERS = frozenset({"class", "interface", "type", "module"})
+_CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
+
+
+def _followed(
+    regions: Sequence[Region],
+    containers: Sequence[SymbolSpan],
+    symbols: Sequence[SymbolSpan],
+    lines: Sequence[str],
+    g: Weights,
+) -> list[Region]:
+    """Where the chosen code leads inside its file, weaker than what led there: the header of
+    the class a chosen method is in, the file's own functions it calls, and those that call
+    it. An agent changing a method reads its class's fields and the helper it calls before
+    another file."""
+    if not lines or not regions or g.follow_regions == 0:
+        return []
+    by_name: dict[str, list[SymbolSpan]] = {}
+    for each in symbols:
+        by_name.setdefault(each.name, []).append(each)
+    taken = [(r.start_line, r.end_line) for r in regions]
+    out: list[Region] = []
+
+    def add(
+        start: int, end: int, kind: Literal["symbol", "window"], weight: float, why: str
+    ) -> bool:
+        if any(a <= end and start <= b for a, b in taken):
+            return False
+        taken.append((start, end))
+        out.append(Region(start, end, kind, weight, start, why))
+        return True
+
+    for region in sorted(regions, key=lambda r: (-r.weight, r.start_line))[: g.follow_regions]:
+        sym = _innermost(symbols, region.focus)
+        if sym is None or sym.start_line > region.start_line or sym.end_line < region.end_line:
+            continue  # a window, or a region wider than one symbol: it leads nowhere in one
+        weight = region.weight * g.follow_share
+        header = _class_header(containers, symbols, sym, g)
+        if header is not None:
+            add(*header, "window", weight, "header")
+        body = "".join(lines[sym.start_line - 1 : sym.end_line])
+        called = dict.fromkeys(m.group(1) for m in _CALL.finditer(body))
+        found = 0
+        for name in called:
+            for target in by_name.get(name, ()):
+                if found < g.follow_calls and target != sym:
+                    found += add(target.start_line, target.end_line, "symbol", weight, "calls")
+        if sym.kind in _CONTAINERS:
+            continue  # a class is "called" wherever it is built: its callers lead nowhere
+        caller = re.compile(r"\b" + re.escape(sym.name) + r"\s*\(")
+        text = "".join(lines[:_SCAN_LINES])
+        found = 0
+        for number in lines_matching(caller, text):
+            holder = _innermost(symbols, number)
+            if found >= g.follow_calls:
+                break
+            if (
+                holder is not None
+                and holder != sym
+                and not (holder.start_line <= sym.start_line and sym.end_line <= holder.end_line)
+            ):
+                found += add(holder.start_line, holder.end_line, "symbol", weight, "called_by")
+    return out
+
+
+def _class_header(
+    containers: Sequence[SymbolSpan], symbols: Sequence[SymbolSpan], sym: SymbolSpan, g: Weights
+) -> tuple[int, int] | None:
+    """The lines of the class holding ``sym`` before its first member (its bases, fields and
+    docstring), at most ``head_lines``; None outside a class or when ``sym`` is its head."""
+    holding = [
+        c for c in containers
+        if c.start_line < sym.start_line and sym.end_line <= c.end_line and c != sym
+    ]  # fmt: skip
+    if not holding:
+        return None
+    cls = min(holding, key=lambda c: (c.end_line - c.start_line, c.start_line))
+    members = [
+        s.start_line for s in symbols
+        if cls.start_line < s.start_line <= cls.end_line and s != cls
+    ]  # fmt: skip
+    end = min([*members, cls.end_line + 1]) - 1
+    end = min(end, cls.start_line + g.follow_header_lines - 1)
+    return (cls.start_line, end) if end >= cls.start_line else None
 
 
 def _pad(regions: list[Region], lines: Sequence[str], g: Weights) -> list[Region]:

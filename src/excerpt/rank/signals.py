@@ -271,16 +271,18 @@ _DOTTED = compile_pattern(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
 def named_symbols(task: Task, view: IndexView, files: Files, w: Weights) -> list[Contribution]:
-    """Files defining names the task writes, a name counting less the more files define it
-    (and once per file, however often the file defines it)."""
+    """Files defining names the task writes, a name counting less the more definitions it
+    has (a file gains once per name, however often it defines it; ``class Admin`` nested in
+    thirty tests of one file weighs a thirtieth)."""
     if not task.identifiers:
         return []
     dotted = {m.decode() for m in _DOTTED.findall(task.text.encode("utf-8", "surrogatepass"))}
     common = _everyday_names(task, view, len(files), dotted, w)
+    opening = task.initial_only - _coded(task, dotted)  # capitalised as any sentence's start
     found = view.symbols_named([name for name in task.identifiers if name not in common])
-    defining: dict[str, set[str]] = defaultdict(set)
+    defining: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for sym in found:
-        defining[sym.name].add(sym.path)
+        defining[sym.name].add((sym.path, sym.qualname))  # a property's setter is one
     gains: dict[tuple[str, str], float] = {}
     out: list[Contribution] = []
     for sym in found:
@@ -290,6 +292,10 @@ def named_symbols(task: Task, view: IndexView, files: Files, w: Weights) -> list
         exact = any(d == sym.qualname or d.endswith("." + sym.qualname) for d in dotted)
         where = "task"
         gain = (w.defines_exact_gain if exact else w.defines_gain) / spread
+        if sym.name in opening:
+            gain *= w.opening_name_factor
+        if _ERROR_NAME.search(sym.name) and sym.kind in ("class", "type"):
+            gain *= w.error_name_factor  # what went wrong, seldom where
         if sym.name in task.title_words:
             gain *= w.title_name_factor
             where = "the task's first line"
@@ -302,17 +308,23 @@ def named_symbols(task: Task, view: IndexView, files: Files, w: Weights) -> list
             gains[key] = gain
         detail = f"defines {sym.qualname if exact else sym.name} named in {where}"
         weight = w.defines_exact_anchor if exact else w.defines_anchor
+        if not exact:  # one of many same-named stubs in this file: the file's other lines first
+            here = sum(1 for path, _ in defining[sym.name] if path == sym.path)
+            weight /= math.sqrt(here)
         anchor = Anchor(sym.start_line, sym.end_line, weight, "defines")
         out.append(Contribution(sym.path, 0.0, Reason("defines", detail), anchor=anchor))
     return out
+
+
+# an exception's name: a task that names one says what was raised, which seldom is where
+_ERROR_NAME = re.compile(r"(?:Error|Exception|Warning|Fault)$")
 
 
 def _everyday_names(task: Task, view: IndexView, n: int, dotted: set[str], w: Weights) -> set[str]:
     """Names the task writes as plain capitalised words in its prose (``Sphinx version 3.5``,
     not ``Strings.replace`` or a quoted name) whose word most of the repository's files hold:
     the project's own name or an everyday word, not a pointer to where something is defined."""
-    coded = {part for name in dotted for part in name.split(".")}
-    coded |= set(re.findall(r"`([^`\s]+)`", task.text))
+    coded = _coded(task, dotted)
     plain = {
         name: terms(name)
         for name in task.identifiers
@@ -323,6 +335,12 @@ def _everyday_names(task: Task, view: IndexView, n: int, dotted: set[str], w: We
     df = view.document_frequencies(sorted({t for ts in plain.values() for t in ts}))
     share = n * w.everyday_share
     return {name for name, ts in plain.items() if ts and min(df.get(t, 0) for t in ts) > share}
+
+
+def _coded(task: Task, dotted: set[str]) -> set[str]:
+    """Names the task writes as code: parts of a dotted name, or quoted in backticks."""
+    coded = {part for name in dotted for part in name.split(".")}
+    return coded | set(re.findall(r"`([^`\s]+)`", task.text))
 
 
 def changed(paths: Sequence[str], files: Files, w: Weights) -> list[Contribution]:

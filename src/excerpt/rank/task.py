@@ -151,6 +151,9 @@ class Task:
     title_words: frozenset[str] = frozenset()  # words of the first line, as written
     prose_words: frozenset[str] = frozenset()  # words outside code blocks and tracebacks
     scope: tuple[str, ...] = ()  # the first line's scope: ``fix(css): …``, ``[router] …``
+    # capitalised words written only where any word is capitalised (``When a …``, ``Admin
+    # changelist: …``): their capital says nothing about code
+    initial_only: frozenset[str] = frozenset()
     chars: int = 0  # characters of the task as given
     shortened: bool = False  # matched as text by its head and tail only (see ``chars``)
 
@@ -216,9 +219,28 @@ def analyze_task(text: str) -> Task:
         title_words=frozenset(_WORD.findall(title)),
         prose_words=frozenset(_WORD.findall(_prose(text))),
         scope=_scope(title),
+        initial_only=_initial_only(prose),
         chars=chars,
         shortened=shortened,
     )
+
+
+# what may stand before a word that opens a sentence, a heading or a list item
+_OPENERS = frozenset(".!?:;*-#>|\n")
+
+
+def _initial_only(text: str) -> frozenset[str]:
+    """Title-case words (``Admin``, ``When``) that ``text`` writes only at the start of a
+    sentence, line or list item. Linear: one pass, a bounded look back per word."""
+    initial: set[str] = set()
+    elsewhere: set[str] = set()
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        if not (word.isalpha() and word[:1].isupper() and word[1:].islower()):
+            continue
+        before = text[max(0, match.start() - 8) : match.start()].rstrip(" \t")
+        (initial if not before or before[-1] in _OPENERS else elsewhere).add(word)
+    return frozenset(initial - elsewhere)
 
 
 # A short message's scope names its component: a conventional commit's ``type(scope):`` or

@@ -47,6 +47,8 @@ class Weights:
     defines_exact_anchor: float
     defines_anchor: float
     everyday_share: float
+    opening_name_factor: float
+    error_name_factor: float
     changed_gain: float
     fallback_gain: float
     fallback_files: int
@@ -81,6 +83,10 @@ class Weights:
     max_symbol_lines: int
     window: int
     head_lines: int
+    follow_regions: int
+    follow_calls: int
+    follow_share: float
+    follow_header_lines: int
     whole_file_lines: int
     pad_lines: int
     breadth: int

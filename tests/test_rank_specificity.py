@@ -1,0 +1,181 @@
+"""A name weighs by how specific it is, and a pack follows the code it chose."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from pathlib import Path
+
+import pytest
+
+from conftest import write_tree
+from excerpt.index.view import FileInfo, MemoryView, SymbolSpan
+from excerpt.pack import PackRequest
+from excerpt.pack.regions import choose_regions
+from excerpt.pipeline import build_plan
+from excerpt.rank import signals
+from excerpt.rank.score import Anchor
+from excerpt.rank.task import analyze_task
+from excerpt.rank.weights import default_weights
+
+
+def _ranked(root: Path, task: str, cache_dir: Path) -> list[str]:
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
+    return list(dict.fromkeys(c["path"] for c in plan["candidates"]))
+
+
+def _defines(root: Path, task: str, cache_dir: Path) -> set[str]:
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
+    return {
+        c["path"] for c in plan["candidates"] if any(r["signal"] == "defines" for r in c["reasons"])
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "opening", "not_opening"),
+    [
+        pytest.param(
+            "Admin changelist: filter fails\n\nWhen a ModelAdmin sets it. Cannot resolve.",
+            {"Admin", "When", "Cannot"},
+            {"ModelAdmin"},
+            id="sentence-starts",
+        ),
+        pytest.param(
+            "Pipeline should have a length\n\n```\npipe = Pipeline([])\n```\n",
+            set(),
+            {"Pipeline"},
+            id="written-again-inside-a-line",
+        ),
+        pytest.param(
+            "* Add tests\n- Fixes docs\n# Notes", {"Add", "Fixes", "Notes"}, set(), id="lists"
+        ),
+        pytest.param("The Walker skips files", {"The"}, {"Walker"}, id="mid-sentence"),
+    ],
+)
+def test_a_capital_that_only_opens_a_sentence_is_told_apart(
+    text: str, opening: set[str], not_opening: set[str]
+) -> None:
+    task = analyze_task(text)
+    assert opening <= task.initial_only
+    assert not (not_opening & task.initial_only)
+
+
+def _info(path: str) -> FileInfo:
+    return FileInfo(
+        path=path, size=1, sha256="0" * 64, language="python", encoding="utf-8", lines=100,
+        status=None, is_test=False, git_blob=None,
+    )  # fmt: skip
+
+
+def test_a_name_defined_many_times_in_one_file_weighs_by_its_definitions() -> None:
+    # ``Admin`` nested in eight tests of one file, and defined once elsewhere: nine
+    # definitions, so each file's gain is a ninth of one definition's (the file repeating it
+    # gains once, as the other), and the repeated stubs yield to that file's other lines
+    nested = [
+        _symbol("class", "Admin", f"Test{n}.test_it.Admin", 5 * n, 5 * n + 2, "shop/checks.py")
+        for n in range(1, 9)
+    ]
+    single = _symbol("class", "Admin", "Admin", 1, 3, "shop/filters.py")
+    view = MemoryView(
+        file_infos={p: _info(p) for p in ("shop/checks.py", "shop/filters.py")},
+        symbols=[*nested, single],
+    )
+    w = default_weights()
+    out = signals.named_symbols(analyze_task("The Admin shows nothing"), view, view.files(), w)
+    gains: dict[str, float] = {}
+    for c in out:
+        gains[c.path] = gains.get(c.path, 0.0) + c.gain
+    one = w.defines_gain * w.title_name_factor
+    assert gains == pytest.approx({"shop/checks.py": one / 9, "shop/filters.py": one / 9})
+    weights = {c.path: c.anchor.weight for c in out if c.anchor is not None}
+    assert weights["shop/checks.py"] == pytest.approx(w.defines_anchor / math.sqrt(8))
+    assert weights["shop/filters.py"] == pytest.approx(w.defines_anchor)
+
+
+def test_a_class_named_like_a_word_opening_a_sentence_is_not_a_definition_hit(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    tree = {
+        "query/__init__.py": "",
+        "query/when.py": "class When:\n    def resolve(self):\n        return None\n",
+        "query/lookup.py": "def lookup(name):\n    return name\n",
+    }
+    root = write_tree(tmp_path / "repo", tree)
+    opening = "Lookup of a name fails\n\nWhen a name has a dot, the lookup fails."
+    assert "query/when.py" not in _defines(root, opening, cache_dir)
+    written = "Lookup of a name fails\n\nInside a When clause, the lookup fails."
+    assert "query/when.py" in _defines(root, written, cache_dir)
+
+
+def _symbol(
+    kind: str, name: str, qualname: str, start: int, end: int, path: str = "m.py"
+) -> SymbolSpan:
+    return SymbolSpan(
+        path=path, kind=kind, name=name, qualname=qualname, start_line=start, end_line=end
+    )
+
+
+MODULE = [
+    "class Store:\n",  # 1
+    "    '''Where rows are kept.'''\n",  # 2
+    "    limit = 10\n",  # 3
+    "\n",  # 4
+    "    def put(self, row):\n",  # 5
+    "        row = _clean(row)\n",  # 6
+    "        self.rows.append(row)\n",  # 7
+    "\n",  # 8
+    "    def size(self):\n",  # 9
+    "        return len(self.rows)\n",  # 10
+    "\n",  # 11
+    "\n",  # 12
+    "def _clean(row):\n",  # 13
+    "    return row.strip()\n",  # 14
+    "\n",  # 15
+    "\n",  # 16
+    "def load(store, rows):\n",  # 17
+    "    for row in rows:\n",  # 18
+    "        store.put(row)\n",  # 19
+    "\n",  # 20
+    "\n",  # 21
+    "def unrelated():\n",  # 22
+    "    return 0\n",  # 23
+]
+SYMBOLS = [
+    _symbol("class", "Store", "Store", 1, 10),
+    _symbol("method", "put", "Store.put", 5, 7),
+    _symbol("method", "size", "Store.size", 9, 10),
+    _symbol("function", "_clean", "_clean", 13, 14),
+    _symbol("function", "load", "load", 17, 19),
+    _symbol("function", "unrelated", "unrelated", 22, 23),
+]
+
+
+def test_a_chosen_method_brings_its_class_header_its_callee_and_its_caller() -> None:
+    anchors = [Anchor(5, 7, 1.0, "defines")]
+    regions = choose_regions(len(MODULE), SYMBOLS, anchors, [], lines=MODULE)
+    covered = {n for r in regions for n in range(r.start_line, r.end_line + 1)}
+    # the method, its class's head, the helper it calls and the function calling it; not the
+    # function that has nothing to do with it
+    assert {1, 2, 3, 5, 6, 7, 13, 14, 17, 18, 19} <= covered
+    assert not {22, 23} & covered
+    assert regions[0].start_line <= 5 and regions[0].end_line >= 7  # what led there first
+    assert {"calls", "called_by"} <= {r.signal for r in regions}
+    assert all(r.weight < regions[0].weight for r in regions[1:])
+    off = dataclasses.replace(default_weights(), follow_regions=0)
+    alone = choose_regions(len(MODULE), SYMBOLS, anchors, [], lines=MODULE, geometry=off)
+    assert [(r.start_line, r.end_line) for r in alone] == [(4, 8)]
+
+
+def test_following_the_code_never_overlaps_what_was_chosen_and_stops_at_a_window() -> None:
+    # ``size`` and ``put`` both chosen: the header is taken once, nothing overlaps
+    anchors = [Anchor(5, 7, 1.0, "defines"), Anchor(9, 10, 0.8, "defines")]
+    regions = choose_regions(len(MODULE), SYMBOLS, anchors, [], lines=MODULE)
+    spans = sorted((r.start_line, r.end_line) for r in regions)
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(spans))
+    assert sum(r.signal == "header" for r in regions) <= 1
+    # a line outside any symbol is a window: it leads nowhere
+    windowed = choose_regions(
+        len(MODULE), SYMBOLS, [Anchor(21, 21, 1.0, "stack_frame")], [], lines=MODULE
+    )
+    assert {r.signal for r in windowed} == {"stack_frame"}

@@ -33,6 +33,9 @@ _REASON_FOR_SIGNAL = {
     "defines": "definition of a symbol named in the task",
     "match": "lines matching task terms",
     "head": "start of the file",
+    "header": "head of the class holding the chosen lines",
+    "calls": "called by the chosen lines",
+    "called_by": "calls the chosen lines",
 }
 _WARNINGS = (
     ("bidi-control", re.compile("[\u202a-\u202e\u2066-\u2069]")),

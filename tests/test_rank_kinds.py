@@ -33,6 +33,9 @@ TREE = {
         "from walker.walk import walk\n\n# walking hidden files\n"
         "for hidden in walk('.', hidden=True):\n    print('hidden files', hidden)\n"
     ),
+    # manual pages, as written and as a template a build fills in
+    "doc/walker.1": f".TH WALKER 1\n.SH DESCRIPTION\n{WORDS}\n.B --hidden\n{WORDS}\n",
+    "assets/manual/walker.1.in": f".TH {{{{PROJECT}}}} 1\n.SH OPTIONS\n{WORDS}\n{WORDS}\n",
     "tests/__init__.py": "",
     "tests/test_hidden.py": (
         "from walker.walk import walk\n\n\ndef test_hidden(tmp_path):\n"
@@ -66,6 +69,8 @@ def test_the_code_outranks_notes_manifests_data_examples_and_tests(
         "conf/walker.yaml": "data or configuration file",
         "examples/walk_hidden.py": "example or benchmark code",
         "tests/test_hidden.py": "test file (the task does not mention tests)",
+        "doc/walker.1": "documentation",
+        "assets/manual/walker.1.in": "documentation",
     }
     assert {p: demotion(ranked[p]) for p in expected if p in ranked} == expected
     assert demotion(ranked["walker/walk.py"]) is None

@@ -64,7 +64,8 @@ DEMOTIONS: tuple[tuple[str, re.Pattern[str], str], ...] = (
 TEST_DATA = re.compile(r"(^|/)(tests?|testing|spec)/")
 DOCS = re.compile(
     r"(^|/)(changes|changelog|history|news|authors|contributors|release[-_]?notes)(\.[\w.]+)?$"
-    r"|\.(md|rst|txt|adoc)$|(^|/)docs?/",
+    r"|\.(md|rst|txt|adoc)$|(^|/)docs?/"
+    r"|\.[1-9](\.in)?$|(^|/)man/",  # a manual page (``fd.1``, ``bat.1.in``)
     re.I,
 )
 # What describes the project rather than makes it: a changelog holds the words of every task

@@ -111,3 +111,36 @@ def test_a_file_the_task_names_by_kind_is_not_demoted_for_its_kind(
     ranked = plan(tmp_path, cache_dir, task)
     assert path in ranked
     assert demotion(ranked[path]) is None
+
+
+SAMPLES = {
+    "Rust/output.rs": "fn output() { println!(\"paging output\"); }\n",
+    "Swift/output.swift": "func output() { print(\"paging output\") }\n",
+    "Go/output.go": "package main\nfunc output() { println(\"paging output\") }\n",
+    "Java/Output.java": "class Output { void output() { System.out.println(\"paging\"); } }\n",
+    "Ruby/output.rb": "def output\n  puts 'paging output'\nend\n",
+    "Python/output.py": "def output():\n    print('paging output')\n",
+}
+
+
+def test_a_test_tree_of_samples_in_many_languages_is_test_data(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    tree = {
+        "src/output.rs": "pub fn output(pager: &str) {\n    run(pager);\n}\n",
+        "src/main.rs": "mod output;\nfn main() {}\n",
+        "tests/integration.rs": "#[test]\nfn paging_output() { output::output(\"less\"); }\n",
+        **{f"tests/syntax-tests/source/{p}": text for p, text in SAMPLES.items()},
+    }
+    root = write_tree(tmp_path / "repo", tree)
+    doc = build_plan(
+        PackRequest(repo=root, task="Paging output through the pager", cache_dir=cache_dir)
+    ).to_dict()
+    ranked: dict[str, dict[str, Any]] = {}
+    for c in doc["candidates"]:
+        ranked.setdefault(c["path"], c)
+    label = "sample files in many languages (test data)"
+    samples = [p for p in ranked if p.startswith("tests/syntax-tests/")]
+    assert samples and all(demotion(ranked[p]) == label for p in samples)
+    assert demotion(ranked["tests/integration.rs"]) != label  # a test of the product's own
+    assert next(iter(ranked)) == "src/output.rs"

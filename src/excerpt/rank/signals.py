@@ -426,9 +426,14 @@ def demotions(
     what the task or the tree pins is never demoted."""
     words = set(terms(task.text))  # with the file-kind words the task's terms leave out
     dependencies = "dependencies" in concepts_from_query(task.text)
+    corpora = _sample_corpora(files, w) if any(map(kinds.TEST_DATA.search, standing)) else ()
     out = []
     for path, now in standing.items():
         if now.tier > 0:
+            continue
+        if corpora and any(path.startswith(c) for c in corpora):
+            label = "sample files in many languages (test data)"
+            out.append(Demotion(path, w.demote_test_data, Reason("demoted", label)))
             continue
         found = next(
             ((label, getattr(w, f)) for label, pat, f in kinds.DEMOTIONS if pat.search(path)),
@@ -442,6 +447,24 @@ def demotions(
         if label:
             out.append(Demotion(path, factor, Reason("demoted", label)))
     return out
+
+
+def _sample_corpora(files: Files, w: Weights) -> tuple[str, ...]:
+    """Directories inside a test tree whose files are in ``sample_corpus_languages`` or more
+    parsed languages (``tests/syntax-tests/source/``: a highlighter's or a parser's inputs),
+    each ending in ``/``. Their files are data for the tests, in whatever language they are
+    written, not the product's code or its tests."""
+    languages: dict[str, set[str]] = defaultdict(set)
+    for path, info in files.items():
+        found = kinds.TEST_DATA.search(path)
+        if found is None or info.language not in PARSED_LANGUAGES:
+            continue
+        parts = path[found.end() :].split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            languages[path[: found.end()] + "/".join(parts[:depth]) + "/"].add(info.language)
+    many = sorted(d for d, langs in languages.items() if len(langs) >= w.sample_corpus_languages)
+    # the outermost only: a corpus's own subdirectories are in it already
+    return tuple(d for d in many if not any(d != o and d.startswith(o) for o in many))
 
 
 def _kind_demotion(

@@ -69,6 +69,7 @@ class Weights:
     demote_repository_metadata: float
     demote_test_data: float
     demote_test: float
+    sample_corpus_languages: int
     demote_example: float
     demote_notes: float
     demote_docs: float

@@ -114,10 +114,10 @@ def test_a_file_the_task_names_by_kind_is_not_demoted_for_its_kind(
 
 
 SAMPLES = {
-    "Rust/output.rs": "fn output() { println!(\"paging output\"); }\n",
-    "Swift/output.swift": "func output() { print(\"paging output\") }\n",
-    "Go/output.go": "package main\nfunc output() { println(\"paging output\") }\n",
-    "Java/Output.java": "class Output { void output() { System.out.println(\"paging\"); } }\n",
+    "Rust/output.rs": 'fn output() { println!("paging output"); }\n',
+    "Swift/output.swift": 'func output() { print("paging output") }\n',
+    "Go/output.go": 'package main\nfunc output() { println("paging output") }\n',
+    "Java/Output.java": 'class Output { void output() { System.out.println("paging"); } }\n',
     "Ruby/output.rb": "def output\n  puts 'paging output'\nend\n",
     "Python/output.py": "def output():\n    print('paging output')\n",
 }
@@ -129,7 +129,7 @@ def test_a_test_tree_of_samples_in_many_languages_is_test_data(
     tree = {
         "src/output.rs": "pub fn output(pager: &str) {\n    run(pager);\n}\n",
         "src/main.rs": "mod output;\nfn main() {}\n",
-        "tests/integration.rs": "#[test]\nfn paging_output() { output::output(\"less\"); }\n",
+        "tests/integration.rs": '#[test]\nfn paging_output() { output::output("less"); }\n',
         **{f"tests/syntax-tests/source/{p}": text for p, text in SAMPLES.items()},
     }
     root = write_tree(tmp_path / "repo", tree)

@@ -179,3 +179,20 @@ def test_following_the_code_never_overlaps_what_was_chosen_and_stops_at_a_window
         len(MODULE), SYMBOLS, [Anchor(21, 21, 1.0, "stack_frame")], [], lines=MODULE
     )
     assert {r.signal for r in windowed} == {"stack_frame"}
+
+
+def test_an_exception_the_task_names_counts_less_than_the_code_it_names() -> None:
+    symbols = [
+        _symbol("class", "FieldError", "FieldError", 1, 2, "core/exceptions.py"),
+        _symbol("class", "ChangeList", "ChangeList", 1, 9, "admin/views.py"),
+    ]
+    view = MemoryView(
+        file_infos={p: _info(p) for p in ("core/exceptions.py", "admin/views.py")},
+        symbols=symbols,
+    )
+    w = default_weights()
+    task = analyze_task("The ChangeList raises FieldError on a related field")
+    gains: dict[str, float] = {}
+    for c in signals.named_symbols(task, view, view.files(), w):
+        gains[c.path] = gains.get(c.path, 0.0) + c.gain
+    assert gains["core/exceptions.py"] == pytest.approx(gains["admin/views.py"] * 0.3)

@@ -195,4 +195,7 @@ def test_an_exception_the_task_names_counts_less_than_the_code_it_names() -> Non
     gains: dict[str, float] = {}
     for c in signals.named_symbols(task, view, view.files(), w):
         gains[c.path] = gains.get(c.path, 0.0) + c.gain
-    assert gains["core/exceptions.py"] == pytest.approx(gains["admin/views.py"] * 0.3)
+    assert w.error_name_factor < 1
+    assert gains["core/exceptions.py"] == pytest.approx(
+        gains["admin/views.py"] * w.error_name_factor
+    )

@@ -31,7 +31,8 @@ from excerpt.rank.confidence import FEATURES, logistic
 Rows = list[dict[str, Any]]
 _BINS = 10
 _RIDGE = 1.0
-_THRESHOLDS = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
+_THRESHOLDS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
+_FLOORS = (0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1)
 
 
 def load(directory: Path) -> Rows:
@@ -135,6 +136,20 @@ def primary_figures(rows: Rows, w: Sequence[float], threshold: float) -> tuple[f
     return sum(precision) / n, sum(recall) / n, sum(sizes) / n
 
 
+def floor_figures(rows: Rows, w: Sequence[float], floor: float) -> tuple[float, float]:
+    """The share of gold files among the first candidates whose confidence is below
+    ``floor`` (what a pack stopping there leaves out), and the mean number of candidates a
+    task keeps at or above it."""
+    below = gold = kept = 0
+    for row in rows:
+        for x, y in zip(row["calibration"]["x"], row["calibration"]["y"], strict=True):
+            p = logistic(x, w)
+            kept += p >= floor
+            gold += y
+            below += y and p < floor
+    return below / max(gold, 1), kept / max(len(rows), 1)
+
+
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--set", action="append", required=True, metavar="NAME=DIR")
@@ -160,6 +175,12 @@ def main(argv: Sequence[str]) -> int:
             for rows in sets.values()
         ]
         print(f"| {t:.2f} | " + " | ".join(cells) + " |")
+    print("\n## gold files below a floor / candidates kept per task, by floor\n")
+    print("| floor | " + " | ".join(sets) + " |")
+    print("|---|" + "---|" * len(sets))
+    for f in _FLOORS:
+        cells = ["{:.3f} / {:.1f}".format(*floor_figures(rows, w, f)) for rows in sets.values()]
+        print(f"| {f:.3f} | " + " | ".join(cells) + " |")
     print("\nconfidence_coefficients = [" + ", ".join(f"{c:.4f}" for c in w) + "]")
     for name, c in zip(FEATURES, w, strict=True):
         print(f"#   {name:>13} {c:+.4f}")

@@ -76,6 +76,7 @@ NOISE = {
 }
 TASK = "Totals go negative when the percentage is over one hundred"
 VAGUE = "the thing works but it handles things"
+NOTHING = "qzxv wrbl kprt"  # no word of it is in the repository
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +85,8 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
         tmp_path_factory.mktemp("primary") / "shop",
         {
             "README.md": "# shop\n\nA tiny shop.\n",
+            "pyproject.toml": '[project]\nname = "shop"\nversion = "1.0"\n',
+            "Makefile": "test:\n\tpytest -q\n\nlint:\n\truff check .\n",
             "shop/__init__.py": "",
             "shop/pricing.py": PRICING,
             "shop/cart.py": CART,
@@ -111,7 +114,7 @@ def _plan(shop: Path, task: str) -> dict[str, Any]:
 # -- the wire forms ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("task", [TASK, VAGUE], ids=["specific", "vague"])
+@pytest.mark.parametrize("task", [TASK, VAGUE, NOTHING], ids=["specific", "vague", "nothing"])
 @pytest.mark.parametrize("fill", [False, True], ids=["default", "fill"])
 def test_roles_and_confidence_validate_against_the_pack_and_plan_schemas(
     shop: Path, task: str, fill: bool
@@ -231,35 +234,51 @@ def test_a_coefficient_list_of_the_wrong_length_is_refused() -> None:
 def test_a_task_matching_nothing_specific_stops_short_and_fill_fills(
     shop: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    short = _pack(shop, VAGUE, 16000)
+    """Nothing matches: the overview's first file is offered, the rest of it only when
+    asked to fill, and the pack says it stopped short."""
+    short = _pack(shop, NOTHING, 16000)
     budget = short.pack.to_dict()["budget"]
     stop = budget["stopped_short"]
     assert stop["reason"] == "low_confidence"
     assert stop["unused_bytes"] == budget["bytes"] - budget["rendered_bytes"] > 0
     assert "Stopped short of the budget" in short.text
+    assert [i.path for i in short.pack.items] == ["README.md"]
     withheld = [o for o in short.pack.to_dict()["omitted"] if "confidence" in o]
-    assert withheld and all(o["confidence"] < stop["floor"] for o in withheld)
-    full = _pack(shop, VAGUE, 16000, fill=True)
+    assert {o["path"] for o in withheld} == {"pyproject.toml", "Makefile"}
+    assert all(o["reason"] == "budget" and o["confidence"] < stop["floor"] for o in withheld)
+    full = _pack(shop, NOTHING, 16000, fill=True)
     assert "stopped_short" not in full.pack.to_dict()["budget"]
-    assert full.pack.used_bytes > short.pack.used_bytes
-    assert {o["path"] for o in withheld} & {i.path for i in full.pack.items}
-    assert len(full.text.encode("utf-8")) <= 16000
-    code = main(["pack", VAGUE, "--repo", str(shop), "--budget", "16000", "--fill", "--json"])
+    assert {i.path for i in full.pack.items} == {"README.md", "pyproject.toml", "Makefile"}
+    assert "Stopped short" not in full.text and len(full.text.encode("utf-8")) <= 16000
+    code = main(["pack", NOTHING, "--repo", str(shop), "--budget", "16000", "--fill", "--json"])
     assert code == 0
-    assert "stopped_short" not in json.loads(capsys.readouterr().out)["budget"]
+    assert len(json.loads(capsys.readouterr().out)["items"]) == 3
 
 
-def test_a_task_with_a_clear_answer_does_not_report_stopping_short_when_it_fills(
-    shop: Path,
+@pytest.mark.parametrize("task", [TASK, VAGUE], ids=["specific", "vague"])
+def test_a_pack_serves_primary_files_then_their_tests_then_what_clears_the_floor(
+    shop: Path, task: str
 ) -> None:
-    done = _pack(shop, TASK, 4000)
-    if "stopped_short" not in done.pack.to_dict()["budget"]:
-        return
-    assert done.pack.rendered_bytes is not None and done.pack.rendered_bytes < 4000 * 0.95
+    floor = default_weights().pack_floor
+    pack = _pack(shop, task, 32000).pack.to_dict()
+    groups = []
+    for item in pack["items"]:
+        if item["role"] == "primary":
+            groups.append(0)
+        elif "related_to" in item:
+            groups.append(1)
+        else:
+            assert item["confidence"] >= floor, item["path"]
+            groups.append(2)
+    assert groups == sorted(groups)
+    withheld = [o for o in pack["omitted"] if "confidence" in o]
+    assert all(o["confidence"] < floor for o in withheld)
+    if "stopped_short" in pack["budget"]:
+        assert withheld
 
 
 def test_same_input_same_bytes(shop: Path) -> None:
-    for task in (TASK, VAGUE):
+    for task in (TASK, NOTHING):
         for fill in (False, True):
             a, b = _pack(shop, task, 8000, fill=fill), _pack(shop, task, 8000, fill=fill)
             assert a.text == b.text

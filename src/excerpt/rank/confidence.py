@@ -84,8 +84,21 @@ def logistic(x: Sequence[float], coefficients: Sequence[float]) -> float:
 
 
 def confidences(candidates: Sequence[Candidate], w: Weights) -> tuple[float, ...]:
-    """Each candidate's confidence, rounded to 4 places (the same input, the same bytes)."""
+    """Each candidate's confidence, rounded to 4 places (the same input, the same bytes). A
+    file offered only because nothing matched (the repository's overview) has none: no
+    evidence puts the change there.
+
+    Raises:
+        UsageError: ``confidence_coefficients`` does not have one number per feature.
+    """
     coefficients = w.confidence_coefficients
     if len(coefficients) != len(FEATURES):
         raise UsageError(f"confidence_coefficients needs {len(FEATURES)} numbers")
-    return tuple(round(logistic(x, coefficients), 4) for x in features(candidates))
+    return tuple(
+        0.0 if _fallback_only(c) else round(logistic(x, coefficients), 4)
+        for c, x in zip(candidates, features(candidates), strict=True)
+    )
+
+
+def _fallback_only(cand: Candidate) -> bool:
+    return {r.signal for r in cand.reasons} <= {"fallback", "match", "risk"}

@@ -190,10 +190,12 @@ def test_related_tests_take_the_test_named_after_the_file_first_and_respect_the_
         ("src/pay.py", "src/cart.py", "imports"),
     ]
     got = related_tests(["src/pay.py", "src/cart.py"], edges, {}, w)
-    assert got[0] == ("tests/test_pay.py", "src/pay.py")
-    assert ("tests/test_misc.py", "src/pay.py") in got  # tests one file: before test_all
-    assert len([g for g in got if g[1] == "src/pay.py"]) <= w.related_per_primary
-    assert len(got) <= w.related_tests
+    # the test named after each file, and no other while there is one
+    assert got == [("tests/test_pay.py", "src/pay.py"), ("tests/test_cart.py", "src/cart.py")]
+    unnamed = [e for e in edges if e[0] not in ("tests/test_pay.py", "tests/test_cart.py")]
+    got = related_tests(["src/pay.py"], unnamed, {}, w)
+    assert got[0] == ("tests/test_misc.py", "src/pay.py")  # tests one file: before test_all
+    assert len(got) <= min(w.related_per_primary, w.related_tests)
     assert related_tests(["src/pay.py"], [e for e in edges if e[2] == "imports"], {}, w) == []
 
 

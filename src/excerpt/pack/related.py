@@ -33,10 +33,10 @@ def related_tests(
     ranks: Mapping[str, int],
     w: Weights,
 ) -> list[tuple[str, str]]:
-    """``(test, primary)`` pairs, the tests of each primary file in order: a test named
-    after the file first, then a ranked one by rank, then the one testing the fewest files
-    (the most specific), then by path. At most ``related_per_primary`` for one file and
-    ``related_tests`` in all."""
+    """``(test, primary)`` pairs, the tests of each primary file in order: the tests named
+    after the file when there are any, else all of its tests; a ranked one by rank, then the
+    one testing the fewest files (the most specific), then by path. At most
+    ``related_per_primary`` for one file and ``related_tests`` in all."""
     tests_of: dict[str, set[str]] = defaultdict(set)
     subjects: dict[str, int] = defaultdict(int)
     for src, dst, kind in edges:
@@ -49,15 +49,11 @@ def related_tests(
     taken = set(primaries)
     for primary in primaries:
         stem = _stem(primary)
-        order = sorted(
-            (t for t in tests_of.get(primary, ()) if t not in taken),
-            key=lambda t: (
-                not (len(stem) >= 2 and stem in _stem(t)),
-                ranks.get(t, len(ranks) + 1),
-                subjects[t],
-                t,
-            ),
-        )
+        mine = [t for t in tests_of.get(primary, ()) if t not in taken]
+        named = [t for t in mine if len(stem) >= 2 and stem in _stem(t)]
+        # a test named after the file is its test; others only when none is (a package's
+        # tests all import each of its files)
+        order = sorted(named or mine, key=lambda t: (ranks.get(t, len(ranks) + 1), subjects[t], t))
         for test in order[: w.related_per_primary]:
             if len(chosen) >= w.related_tests:
                 return chosen

@@ -112,6 +112,7 @@ def select(
     served: set[str] = set()  # excerpt hashes: the same text reached twice is served once
     taken: dict[str, set[int]] = {}  # lines already chosen, by path
     withheld = False
+    related_room = math.floor(budget * prep.weights.related_share)
     for cand, region, _size, group in _ordered(prep, budget):
         for whole in _pieces(prep, cand, region, omitted):
             for piece in _untaken(whole, taken.get(cand.path, set())):
@@ -120,7 +121,12 @@ def select(
                     withheld = True
                     continue
                 before = len(chosen)
-                remaining -= _take(prep, piece, remaining, chosen, served, omitted)
+                # related tests take at most their share of the budget
+                room = min(remaining, related_room) if group == _RELATED else remaining
+                took = _take(prep, piece, room, chosen, served, omitted)
+                remaining -= took
+                if group == _RELATED:
+                    related_room -= took
                 for p in chosen[before:]:
                     taken.setdefault(p.candidate.path, set()).update(range(p.start, p.end + 1))
     joined, remaining = _join_neighbours(prep, _in_file_order(chosen), remaining)
@@ -298,6 +304,7 @@ _PRIMARY, _RELATED, _WARRANTED, _BELOW_FLOOR = range(4)
 # not stop short: the budget was spent
 _SHORT_SHARE = 0.05
 _TEST_OF_PRIMARY = Reason("graph", "a test of a primary file")
+_TEST_OF_TASK = Reason("graph", "the best-ranked test of the task")
 
 
 def _ordered(prep: Prepared, budget: int) -> list[tuple[Candidate, Region, int, int]]:
@@ -316,9 +323,10 @@ def _ordered(prep: Prepared, budget: int) -> list[tuple[Candidate, Region, int, 
             group = _BELOW_FLOOR
         out.append((cand, region, size, group))
     ranked = {c.path: c for c in prep.candidates}
-    for test, _subject in prep.related:
+    for test, subject in prep.related:
         base = ranked.get(test) or Candidate(path=test, score=0.0, tier=0, reasons=(), anchors=())
-        cand = replace(base, reasons=(_TEST_OF_PRIMARY, *base.reasons))
+        why = _TEST_OF_PRIMARY if subject is not None else _TEST_OF_TASK
+        cand = replace(base, reasons=(why, *base.reasons))
         for region in prep.related_regions[test]:
             out.append((cand, region, _region_size(prep, test, region), _RELATED))
     return sorted(out, key=lambda r: r[3])
@@ -337,6 +345,7 @@ def _role(prep: Prepared, path: str) -> Role:
 
 
 def _related_to(prep: Prepared, path: str) -> str | None:
+    """The primary file a related test tests (None: a test the task's words rank)."""
     return next((subject for test, subject in prep.related if test == path), None)
 
 

@@ -97,7 +97,7 @@ class Prepared:
     # always); the tests of primary files (test, primary) and the lines to show of each
     confidence: Mapping[str, float] = field(default_factory=dict)
     primary: tuple[str, ...] = ()
-    related: tuple[tuple[str, str], ...] = ()
+    related: tuple[tuple[str, str | None], ...] = ()
     related_regions: Mapping[str, tuple[Region, ...]] = field(default_factory=dict)
 
 
@@ -221,12 +221,14 @@ def _read_related(
     source: FileSource,
     edges: Sequence[tuple[str, str, str]] | None,
     w: Weights,
-) -> list[tuple[str, str]]:
+) -> list[tuple[str, str | None]]:
     """The tests of the primary files (the index's test association), read, with the test
-    functions to show of each: those naming the primary file's definitions."""
+    functions to show of each (those naming the primary file's definitions); then the test
+    files the task's own words rank best, with their best regions: a fix's test is often one
+    the association misses (a package's tests, a test named for a behaviour)."""
     ranks = {c.path: n for n, c in enumerate(read.kept, start=1)}
     graph = view.edges() if edges is None else edges
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str | None]] = []
     for test, subject in related_tests(primary, graph, ranks, w):
         if test not in read.files and not _read_one(read, test, view, source):
             continue
@@ -241,6 +243,13 @@ def _read_related(
         if regions:
             read.related_regions[test] = regions
             out.append((test, subject))
+    files = view.files()
+    taken = {t for t, _ in out} | set(primary)
+    ranked = [c.path for c in read.kept if c.path not in taken and files[c.path].is_test]
+    for test in ranked[: w.related_ranked]:
+        best = read.regions[test][: w.related_regions]
+        read.related_regions[test] = tuple(sorted(best, key=lambda r: r.start_line))
+        out.append((test, None))
     return out
 
 

@@ -99,6 +99,8 @@ class Weights:
     related_tests: int
     related_per_primary: int
     related_regions: int
+    related_ranked: int
+    related_share: float
 
 
 _TYPES = {f.name: str(f.type) for f in dataclasses.fields(Weights)}

@@ -76,7 +76,7 @@ _LINES = {
     "start of the file": "file head",
     "a test naming the primary file's definitions": "test naming it",
 }
-_TEST_OF_PRIMARY = "a test of a primary file"
+_RELATED_TESTS = ("a test of a primary file", "the best-ranked test of the task")
 _DEFINES = re.compile(r"defines (?P<name>\S+) named in")
 _SPECIFIC = re.compile(r"^(?P<generic>.*?)(?: \((?P<paren>[^()]*)\)|: (?P<colon>.*))$", re.S)
 _NEXT_SHOWN = 10
@@ -133,7 +133,7 @@ def _why(reasons: Sequence[Mapping[str, str]], legend: dict[str, str]) -> str:
     order: list[str] = []
     specifics: dict[str, list[str]] = {}
     for reason in reasons:
-        if reason["signal"] == "match" or reason["detail"] == _TEST_OF_PRIMARY:
+        if reason["signal"] == "match" or reason["detail"] in _RELATED_TESTS:
             continue  # the lines' reason has its own place; a related test says what it tests
         code, meaning, specific = _code_of(reason)
         if code in _TASK_WIDE:
@@ -166,6 +166,8 @@ def _role(item: Mapping[str, Any], number: Mapping[str, int]) -> str:
     subject = item.get("related_to")
     if subject is not None and subject in number:
         return f" · tests {number[subject]}"
+    if any(r["detail"] == _RELATED_TESTS[1] for r in item["reasons"]):
+        return " · test"
     return f" · {item['role']} {item['confidence']:.2f}"
 
 

@@ -123,9 +123,12 @@ def run_accuracy(
         with tempfile.TemporaryDirectory(prefix="excerpt-eval-") as tmp:
             root = materialise(case.repo_fixtures, Path(tmp))
             changed = tuple(str(root / c) for c in case.changed)
-            pack = packer(
-                _request(root, Path(tmp) / "cache", case.task, corpus.budget, changed=changed)
+            # filled: the rank metrics read the ranking as far as the budget goes; the
+            # primary files, which precision and recall read, are the same either way
+            request = _request(
+                root, Path(tmp) / "cache", case.task, corpus.budget, changed=changed, fill=True
             )
+            pack = packer(request)
         details.append(_score_retrieval(case, pack, corpus.k))
     scored = [d for d in details if not d.get("fallback")]
     metrics = {

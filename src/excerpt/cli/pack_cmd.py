@@ -95,6 +95,12 @@ def register(sub: Any) -> None:
         ],
     )
     _common(pack)
+    pack.add_argument(
+        "--fill",
+        action="store_true",
+        help="fill the budget even when every file left is unlikely to matter (by default a"
+        " pack may stop short of it when confidence says the rest is noise, and says so)",
+    )
     pack.set_defaults(handler=run_pack)
 
 
@@ -109,6 +115,7 @@ def _request(args: argparse.Namespace) -> PackRequest:
         changed=tuple(args.changed or ()),
         changed_from_git=args.changed_from_git,
         graph_file=args.graph,
+        fill=getattr(args, "fill", False),
     )
 
 

@@ -89,8 +89,9 @@ def build_pack(
     prep = prepare(request, progress)
     notes = [*_task_notes(prep), *notes]
     delivered = fit_pack(
-        prep, request.task, request.budget, retrieve=retrieve, notes=notes, limit=limit
-    )
+        prep, request.task, request.budget, retrieve=retrieve, notes=notes, limit=limit,
+        fill=request.fill,
+    )  # fmt: skip
     remember(prep, delivered.pack)
     return delivered
 
@@ -103,8 +104,10 @@ def fit_pack(
     retrieve: str = "`excerpt get HANDLE`",
     notes: Sequence[str] = (),
     limit: int | None = None,
+    fill: bool = False,
 ) -> Delivered:
-    """Select from a prepared ranking the most excerpt text whose rendering fits.
+    """Select from a prepared ranking the most excerpt text whose rendering fits (with
+    ``fill``, even the files whose confidence says they are noise).
 
     Raises:
         UsageError: not even an empty pack's rendering fits.
@@ -123,7 +126,7 @@ def fit_pack(
     best_size = 0
 
     def measure(text_budget: int) -> tuple[Pack, int]:
-        pack = select(prep, task, text_budget, budget)
+        pack = select(prep, task, text_budget, budget, fill=fill)
         return pack, len(draft(pack, widest, trim=room < _FULL_FROM).encode("utf-8"))
 
     # First, guesses from each overshoot or slack (few rounds; most packs end here). The
@@ -158,7 +161,7 @@ def fit_pack(
         if best is None or pack.used_bytes > best.used_bytes:
             best, best_size = pack, size
     if best is None:  # a tight budget: no excerpt, and the optional parts give way
-        best = select(prep, task, 0, budget)
+        best = select(prep, task, 0, budget, fill=fill)
         if len(draft(best, widest).encode("utf-8")) > room:
             raise UsageError(f"--budget must be at least {MIN_BUDGET} bytes")
     count = TokenCounter(prep.cache.parent.parent / _PIECE_STORE)  # the cache's root
@@ -176,7 +179,9 @@ def build_packs(
     for budget in budgets:
         _check_budget(budget)
     prep = prepare(request, progress)
-    return list(prep.candidates), [fit_pack(prep, request.task, b) for b in budgets]
+    return list(prep.candidates), [
+        fit_pack(prep, request.task, b, fill=request.fill) for b in budgets
+    ]
 
 
 def build_plan(

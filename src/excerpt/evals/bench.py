@@ -23,7 +23,15 @@ from excerpt.core.hashing import sha256_hex
 from excerpt.core.settings import repo_cache_dir
 from excerpt.deliver import fit_pack
 from excerpt.errors import UsageError
+from excerpt.evals.fixes import FixCommits
 from excerpt.evals.metrics import line_coverage, mean, mrr
+from excerpt.evals.primary import (
+    calibration_rows,
+    primary_metrics,
+    primary_summary,
+    primary_table,
+    related_tests_hit,
+)
 from excerpt.evals.recording import (
     RecordingSource,
     ReplaySource,
@@ -218,13 +226,20 @@ def run_localize(
     if record is not None:
         start_recording(record)
     rows: list[dict[str, Any]] = []
+    fixes = FixCommits()
     with (out / "predictions.jsonl").open("w", encoding="utf-8") as predictions:
-        for done, row in enumerate(
-            _rows(tasks, git_dirs, out, budgets, ablate, record, replay, jobs, weights), start=1
+        for done, (task, row) in enumerate(
+            zip(
+                tasks,
+                _rows(tasks, git_dirs, out, budgets, ablate, record, replay, jobs, weights),
+                strict=True,
+            ),
+            start=1,
         ):
             predictions.write(
                 json.dumps({"instance_id": row["instance_id"], "files": row.pop("files")}) + "\n"
             )
+            row["related_tests"] = related_tests_hit(fixes, git_dirs.get(task.repo), task, row)
             rows.append(row)
             if progress is not None:
                 progress(done, len(tasks))
@@ -414,6 +429,7 @@ def _score(
     )  # fmt: skip
     packs = [fit_pack(prep, task.problem_statement, b).pack for b in budgets]
     latency = time.perf_counter() - started
+    filled = [fit_pack(prep, task.problem_statement, b, fill=True).pack for b in budgets]
     ranked = list(dict.fromkeys(c.path for c in prep.candidates))[:TOP]
     started = time.perf_counter()
     baseline = bm25_ranking(inputs.view, task.problem_statement)
@@ -421,17 +437,27 @@ def _score(
     gold = set(inputs.gold_present)
     ablations = _ablations(task, inputs.view, gold, inputs.weights) if ablate else {}
     lines = {p: r for p, r in task.gold_changed_lines.items() if p in gold}
-    coverage = {
-        str(b): line_coverage(lines, [(i.path, i.start_line, i.end_line) for i in pack.items])
-        for b, pack in zip(budgets, packs, strict=True)
-    }
+    coverage, coverage_fill = (
+        {
+            str(b): line_coverage(lines, [(i.path, i.start_line, i.end_line) for i in pack.items])
+            for b, pack in zip(budgets, chosen, strict=True)
+        }
+        for chosen in (packs, filled)
+    )
     baseline_cov = {str(b): _baseline_coverage(inputs.raw, baseline, lines, b) for b in budgets}
     return {
         "instance_id": task.instance_id,
         "repo": task.repo,
         "files": ranked,
         "gold": sorted(gold),
-        "excerpt": {**_file_metrics(ranked, gold), "line_coverage": coverage, "latency_s": latency},
+        "excerpt": {
+            **_file_metrics(ranked, gold),
+            "line_coverage": coverage,
+            "latency_s": latency,
+            **primary_metrics(prep, packs, filled, budgets, gold),
+            "line_coverage_fill": coverage_fill,
+        },
+        "calibration": calibration_rows(prep, gold),
         "bm25": {
             **_file_metrics(baseline, gold),
             "line_coverage": baseline_cov,
@@ -505,6 +531,7 @@ def summarise(rows: Sequence[dict[str, Any]], budgets: Sequence[int]) -> dict[st
                 "p95": round(p95, 1),
             },
         }
+    report["excerpt"].update(primary_summary(rows, budgets))
     variants = sorted({v for r in rows for v in r.get("ablations", {})})
     if variants:
         report["ablations"] = {
@@ -546,6 +573,7 @@ def render_report(report: dict[str, Any], budgets: Sequence[int]) -> str:
     for q in ("p50", "p95"):
         ours, theirs = report["excerpt"]["latency_ms"][q], report["bm25"]["latency_ms"][q]
         lines.append(f"| latency {q} (ms) | {ours} | {theirs} |")
+    lines += primary_table(report["excerpt"], budgets)
     lines += [
         "",
         "| repository | tasks | excerpt Acc@5 | BM25 Acc@5 |",

@@ -74,14 +74,38 @@ def _score_retrieval(case: RetrievalCase, pack: dict[str, Any], k: int) -> dict[
     passed = all(p in ranked[:k] for p in case.expected_primary) and (
         not case.expected_any_of or any(p in ranked for p in case.expected_any_of)
     )
+    primary = _primary(pack)
     return {
         "id": case.id,
         "pass": passed,
         "ranked": ranked[:k],
+        "primary": primary,
         "precision@k": precision_at(ranked, relevant, k),
         "recall@k": recall_at(ranked, relevant, k),
         "mrr": mrr(ranked, relevant),
+        **_seed_precision(case, primary, relevant),
     }
+
+
+def _primary(pack: dict[str, Any]) -> list[str]:
+    """The files a pack marks ``primary``: what it returns as the files to change."""
+    return list(dict.fromkeys(i["path"] for i in pack["items"] if i.get("role") == "primary"))
+
+
+def _seed_precision(
+    case: RetrievalCase, primary: Sequence[str], relevant: set[str]
+) -> dict[str, float]:
+    """Precision with the returned files as denominator (the returned files are the primary
+    ones), and recall of the expected primary files among them (with none expected, of any
+    one of the acceptable files)."""
+    returned = set(primary)
+    precision = len(returned & relevant) / len(returned) if returned else 0.0
+    if case.expected_primary:
+        want = set(case.expected_primary)
+        recall = len(returned & want) / len(want)
+    else:
+        recall = float(bool(returned & set(case.expected_any_of)))
+    return {"precision": precision, "recall": recall}
 
 
 def _request(root: Path, cache: Path, task: str, budget: int, **kw: Any) -> PackRequest:
@@ -91,16 +115,20 @@ def _request(root: Path, cache: Path, task: str, budget: int, **kw: Any) -> Pack
 def run_accuracy(
     packer: Packer = default_packer, corpus: RetrievalCorpus | None = None
 ) -> SuiteResult:
-    """The retrieval corpus: precision@k, recall@k, MRR and the pass rate."""
+    """The retrieval corpus: precision@k, recall@k, MRR, the pass rate, and precision and
+    recall of the primary files (precision's denominator: the files returned as primary)."""
     corpus = corpus or load_corpus("retrieval.json", RetrievalCorpus)
     details = []
     for case in corpus.cases:
         with tempfile.TemporaryDirectory(prefix="excerpt-eval-") as tmp:
             root = materialise(case.repo_fixtures, Path(tmp))
             changed = tuple(str(root / c) for c in case.changed)
-            pack = packer(
-                _request(root, Path(tmp) / "cache", case.task, corpus.budget, changed=changed)
+            # filled: the rank metrics read the ranking as far as the budget goes; the
+            # primary files, which precision and recall read, are the same either way
+            request = _request(
+                root, Path(tmp) / "cache", case.task, corpus.budget, changed=changed, fill=True
             )
+            pack = packer(request)
         details.append(_score_retrieval(case, pack, corpus.k))
     scored = [d for d in details if not d.get("fallback")]
     metrics = {
@@ -108,6 +136,8 @@ def run_accuracy(
         "precision@k": mean(d["precision@k"] for d in scored),
         "recall@k": mean(d["recall@k"] for d in scored),
         "mrr": mean(d["mrr"] for d in scored),
+        "precision": mean(d["precision"] for d in scored),
+        "recall": mean(d["recall"] for d in scored),
     }
     return SuiteResult(
         name="accuracy", cases=len(details), passed=sum(d["pass"] for d in details),

@@ -82,6 +82,13 @@ Handles = Annotated[
         description="Handles from a pack (PATH#L<start>-L<end>@<16 hex>) to re-read.",
     ),
 ]
+Fill = Annotated[
+    bool,
+    Field(
+        description="Fill the budget even when every file left is unlikely to matter (default "
+        "false: a pack may stop short when confidence says the rest is noise, and says so)."
+    ),
+]
 UseCi = Annotated[
     bool,
     Field(description="Also read CI workflow files (corroborating evidence; default true)."),
@@ -173,6 +180,7 @@ async def context_pack(
     budget: Budget = None,
     changed_paths: ChangedPaths = None,
     format: Format = "md",
+    fill: Fill = False,
 ) -> CallToolResult:
     """Return the exact lines to read first for a task; the whole result stays within a
     hard byte budget. Each excerpt comes with its path, line range, a handle (for
@@ -182,7 +190,7 @@ async def context_pack(
     root, first = session.root(roots), session.first_index()
     size = budget or client.default_budget
     notes = [n for n in (_first_note(first).strip(), budget_note(client, size)) if n]
-    request = _request(root, task, size, changed_paths, session)
+    request = _request(root, task, size, changed_paths, session, fill)
 
     def pack() -> CallToolResult:
         done = build_pack(
@@ -306,13 +314,18 @@ async def _call(fn: Callable[[], T]) -> T:
 
 
 def _request(
-    root: Path, task: str, budget: int, changed: list[str] | None, session: ServedRepo
+    root: Path,
+    task: str,
+    budget: int,
+    changed: list[str] | None,
+    session: ServedRepo,
+    fill: bool = False,
 ) -> Callable[[], PackRequest]:
     """A deferred request: building it validates, and that must happen inside ``_call`` so a
     refusal (an empty task) becomes a tool error with its reason."""
     return lambda: PackRequest(
         repo=root, task=task, budget=budget, changed=tuple(changed or ()),
-        cache_dir=session.cache_dir,
+        cache_dir=session.cache_dir, fill=fill,
     )  # fmt: skip
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from excerpt.core.hashing import sha256_hex
@@ -19,7 +19,7 @@ from excerpt.core.settings import MAX_BUDGET
 from excerpt.core.vocabulary import ItemKind, OmissionReason
 from excerpt.index.store import IndexStore
 from excerpt.pack.handles import format_handle
-from excerpt.pack.model import Item, Omitted, Pack, Plan, PlanEntry
+from excerpt.pack.model import Item, Omitted, Pack, Plan, PlanEntry, Role
 from excerpt.pack.prepare import Prepared
 from excerpt.pack.regions import Region
 from excerpt.rank.score import Candidate, Reason
@@ -36,6 +36,7 @@ _REASON_FOR_SIGNAL = {
     "header": "head of the class holding the chosen lines",
     "calls": "called by the chosen lines",
     "called_by": "calls the chosen lines",
+    "test": "a test naming the primary file's definitions",
 }
 _WARNINGS = (
     ("bidi-control", re.compile("[\u202a-\u202e\u2066-\u2069]")),
@@ -62,7 +63,7 @@ def plan_of(prep: Prepared) -> Plan:
     entries: list[PlanEntry] = []
     omitted = list(prep.omitted)
     # the plan lists regions; serving a small top file whole is a packing decision
-    for cand, region, size in _ordered_regions(prep, 0):
+    for cand, region, size, _group in _ordered(prep, 0):
         omitted.extend(_secret_omissions(prep, cand.path, region))
         entries.append(
             PlanEntry(
@@ -73,6 +74,9 @@ def plan_of(prep: Prepared) -> Plan:
                 score=_region_score(cand, region),
                 reasons=_reasons(cand, region),
                 bytes=size,
+                role=_role(prep, cand.path),
+                confidence=prep.confidence.get(cand.path, 0.0),
+                related_to=_related_to(prep, cand.path),
             )
         )
     firsts = [e.bytes for e in entries[:12]]
@@ -90,9 +94,14 @@ def plan_of(prep: Prepared) -> Plan:
 _PER_EXCERPT, _PER_PACK = 150, 700  # about: Markdown per excerpt, and per pack
 
 
-def select(prep: Prepared, task: str, budget: int, hard_budget: int | None = None) -> Pack:
-    """Fill ``budget`` bytes of excerpt text from a prepared ranking. Pure: the handles are
-    remembered by ``remember`` once a pack is final.
+def select(
+    prep: Prepared, task: str, budget: int, hard_budget: int | None = None, *, fill: bool = False
+) -> Pack:
+    """Fill ``budget`` bytes of excerpt text from a prepared ranking: the primary files'
+    regions first, then their tests, then the other candidates while their confidence is at
+    least ``pack_floor``; the rest only with ``fill`` (without it the pack may stop short of
+    its budget, and says so). Pure: the handles are remembered by ``remember`` once a pack
+    is final.
 
     ``hard_budget`` (default ``budget``) is the budget the pack reports: a surface that
     fits its whole rendering into it selects with a smaller text budget.
@@ -101,29 +110,25 @@ def select(prep: Prepared, task: str, budget: int, hard_budget: int | None = Non
     chosen: list[_Piece] = []
     omitted = list(prep.omitted)
     served: set[str] = set()  # excerpt hashes: the same text reached twice is served once
-    for cand, region, _size in _ordered_regions(prep, budget):
-        for piece in _pieces(prep, cand, region, omitted):
-            size = len(piece.data)
-            digest = sha256_hex(piece.data)
-            if digest in served:
-                omitted.append(_omission(prep, piece, "duplicate"))
-                continue
-            if not _worth_serving(piece, whole=True):
-                omitted.append(_omission(prep, piece, "too_small"))
-                continue
-            if size <= remaining:
-                chosen.append(piece)
-                served.add(digest)
-                remaining -= size
-                continue
-            cut = _fragment(prep, piece, remaining)
-            if cut is not None and _worth_serving(cut, whole=False):
-                chosen.append(cut)
-                served.add(sha256_hex(cut.data))
-                remaining -= len(cut.data)
-                omitted.extend(_cut_away(prep, piece, cut))
-            else:
-                omitted.append(_omission(prep, piece, "budget"))
+    taken: dict[str, set[int]] = {}  # lines already chosen, by path
+    withheld = False
+    related_room = math.floor(budget * prep.weights.related_share)
+    for cand, region, _size, group in _ordered(prep, budget):
+        for whole in _pieces(prep, cand, region, omitted):
+            for piece in _untaken(whole, taken.get(cand.path, set())):
+                if group == _BELOW_FLOOR and not fill:
+                    omitted.append(_omission(prep, piece, "budget", confident=True))
+                    withheld = True
+                    continue
+                before = len(chosen)
+                # related tests take at most their share of the budget
+                room = min(remaining, related_room) if group == _RELATED else remaining
+                took = _take(prep, piece, room, chosen, served, omitted)
+                remaining -= took
+                if group == _RELATED:
+                    related_room -= took
+                for p in chosen[before:]:
+                    taken.setdefault(p.candidate.path, set()).update(range(p.start, p.end + 1))
     joined, remaining = _join_neighbours(prep, _in_file_order(chosen), remaining)
     covered = {(p.candidate.path, n) for p in joined for n in range(p.start, p.end + 1)}
     omitted = [o for o in omitted if not _served(o, covered)]
@@ -136,7 +141,59 @@ def select(prep: Prepared, task: str, budget: int, hard_budget: int | None = Non
         warnings=tuple(_warnings(items)),
         graph=prep.graph,
         stats=_stats(prep),
+        stopped_short=prep.weights.pack_floor
+        if withheld and remaining > budget * _SHORT_SHARE
+        else None,
     )
+
+
+def _take(
+    prep: Prepared,
+    piece: _Piece,
+    remaining: int,
+    chosen: list[_Piece],
+    served: set[str],
+    omitted: list[Omitted],
+) -> int:
+    """Serve ``piece`` whole, or cut to whole lines to fit, or list it as left out; the
+    bytes it took."""
+    size = len(piece.data)
+    digest = sha256_hex(piece.data)
+    if digest in served:
+        omitted.append(_omission(prep, piece, "duplicate"))
+        return 0
+    if not _worth_serving(piece, whole=True):
+        omitted.append(_omission(prep, piece, "too_small"))
+        return 0
+    if size <= remaining:
+        chosen.append(piece)
+        served.add(digest)
+        return size
+    cut = _fragment(prep, piece, remaining)
+    if cut is not None and _worth_serving(cut, whole=False):
+        chosen.append(cut)
+        served.add(sha256_hex(cut.data))
+        omitted.extend(_cut_away(prep, piece, cut))
+        return len(cut.data)
+    omitted.append(_omission(prep, piece, "budget"))
+    return 0
+
+
+def _untaken(piece: _Piece, taken: set[int]) -> list[_Piece]:
+    """The runs of ``piece``'s lines not already chosen (a related test's function, then the
+    same file's own regions as a candidate)."""
+    if not taken.intersection(range(piece.start, piece.end + 1)):
+        return [piece]
+    out: list[_Piece] = []
+    start = piece.start
+    for n in range(piece.start, piece.end + 2):
+        if n > piece.end or n in taken:
+            if start < n:
+                lo, hi = start - piece.start, n - piece.start
+                data = b"".join(piece.data.splitlines(keepends=True)[lo:hi])
+                out.append(_Piece(piece.candidate, piece.region, start, n - 1, data))
+            start = n + 1
+    return out
 
 
 def remember(prep: Prepared, pack: Pack) -> None:
@@ -242,6 +299,61 @@ def _top_by_the_task(prep: Prepared, cand: Candidate) -> bool:
     return all(own(cand) >= own(c) for c in prep.candidates)
 
 
+_PRIMARY, _RELATED, _WARRANTED, _BELOW_FLOOR = range(4)
+# a pack that withheld files but left less than this share of its text budget unused did
+# not stop short: the budget was spent
+_SHORT_SHARE = 0.05
+_TEST_OF_PRIMARY = Reason("graph", "a test of a primary file")
+_TEST_OF_TASK = Reason("graph", "the best-ranked test of the task")
+
+
+def _ordered(prep: Prepared, budget: int) -> list[tuple[Candidate, Region, int, int]]:
+    """Every region to serve, with its group, in selection order: the first region of each
+    of the top ``breadth`` files and the primary files' regions (in the order
+    ``_ordered_regions`` gives them), the related tests' chosen lines, the other files'
+    regions while their confidence is at least ``pack_floor``, then the rest. (The top
+    files' first regions go first whatever their role: when the first file is not the one
+    to change, the next one's best lines are still served early.)"""
+    primary = set(prep.primary)
+    floor = prep.weights.pack_floor
+    out: list[tuple[Candidate, Region, int, int]] = []
+    firsts = min(prep.weights.breadth, len(prep.candidates))  # _ordered_regions puts them first
+    for n, (cand, region, size) in enumerate(_ordered_regions(prep, budget)):
+        sure = prep.confidence.get(cand.path, 0.0)
+        if cand.path in primary or (n < firsts and sure >= floor):
+            group = _PRIMARY
+        elif sure >= floor:
+            group = _WARRANTED
+        else:
+            group = _BELOW_FLOOR
+        out.append((cand, region, size, group))
+    ranked = {c.path: c for c in prep.candidates}
+    for test, subject in prep.related:
+        base = ranked.get(test) or Candidate(path=test, score=0.0, tier=0, reasons=(), anchors=())
+        why = _TEST_OF_PRIMARY if subject is not None else _TEST_OF_TASK
+        cand = replace(base, reasons=(why, *base.reasons))
+        for region in prep.related_regions[test]:
+            out.append((cand, region, _region_size(prep, test, region), _RELATED))
+    return sorted(out, key=lambda r: r[3])
+
+
+def _region_size(prep: Prepared, path: str, region: Region) -> int:
+    _, lines = prep.files[path]
+    secret = {n for s, e in prep.secrets.get(path, []) for n in range(s, e + 1)}
+    return sum(
+        len(lines[n - 1]) for n in range(region.start_line, region.end_line + 1) if n not in secret
+    )
+
+
+def _role(prep: Prepared, path: str) -> Role:
+    return "primary" if path in prep.primary else "related"
+
+
+def _related_to(prep: Prepared, path: str) -> str | None:
+    """The primary file a related test tests (None: a test the task's words rank)."""
+    return next((subject for test, subject in prep.related if test == path), None)
+
+
 def _ordered_regions(prep: Prepared, budget: int) -> list[tuple[Candidate, Region, int]]:
     """The first region of each of the top ``breadth`` files in rank order, then every other
     region by its own score: a strong file's second function before a weak file's first
@@ -249,15 +361,9 @@ def _ordered_regions(prep: Prepared, budget: int) -> list[tuple[Candidate, Regio
     firsts: list[tuple[Candidate, Region, int]] = []
     rest: list[tuple[Candidate, Region, int, int]] = []  # rank of a first region, else -1
     for rank, cand in enumerate(prep.candidates):
-        _, lines = prep.files[cand.path]
-        secret = {n for s, e in prep.secrets.get(cand.path, []) for n in range(s, e + 1)}
         regions = _whole(prep, rank, cand, budget) or prep.regions[cand.path]
         for i, region in enumerate(regions):
-            size = sum(
-                len(lines[n - 1])
-                for n in range(region.start_line, region.end_line + 1)
-                if n not in secret
-            )
+            size = _region_size(prep, cand.path, region)
             if i == 0 and rank < prep.weights.breadth:
                 firsts.append((cand, region, size))
             else:
@@ -354,12 +460,17 @@ def _cut_away(prep: Prepared, piece: _Piece, cut: _Piece) -> list[Omitted]:
     return out
 
 
-def _omission(prep: Prepared, piece: _Piece, reason: OmissionReason) -> Omitted:
+def _omission(
+    prep: Prepared, piece: _Piece, reason: OmissionReason, *, confident: bool = False
+) -> Omitted:
+    """A piece left out; ``confident``: left out for its file's low confidence, which the
+    entry then states."""
     path = piece.candidate.path
     return Omitted(
         path=path, reason=reason, score=_region_score(piece.candidate, piece.region),
         bytes_needed=len(piece.data), start_line=piece.start, end_line=piece.end,
         handle=format_handle(path, piece.start, piece.end, prep.files[path][0].sha256),
+        confidence=prep.confidence.get(path, 0.0) if confident else None,
     )  # fmt: skip
 
 
@@ -403,6 +514,9 @@ def _item(prep: Prepared, piece: _Piece, rank: int) -> Item:
         score=_region_score(piece.candidate, piece.region),
         reasons=_reasons(piece.candidate, piece.region),
         text=piece.data.decode("utf-8"),
+        role=_role(prep, piece.candidate.path),
+        confidence=prep.confidence.get(piece.candidate.path, 0.0),
+        related_to=_related_to(prep, piece.candidate.path),
     )
 
 

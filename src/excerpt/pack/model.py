@@ -31,11 +31,16 @@ __all__ = [
     "PlanEntry",
     "PlanEntryDict",
     "ReasonDict",
+    "Role",
     "pack_schema",
+    "plan_schema",
 ]
 
 PACK_SCHEMA = "excerpt.pack/v1"
 PLAN_SCHEMA = "excerpt.plan/v1"
+# A file the change likely touches, or one read beside it (its tests, callers, types).
+Role = Literal["primary", "related"]
+_ROLES = frozenset(members(Role))
 _ITEM_KINDS = frozenset(members(ItemKind))
 _OMISSION_REASONS = frozenset(members(OmissionReason))
 
@@ -66,6 +71,9 @@ class ItemDict(TypedDict):
     score: float
     reasons: list[ReasonDict]
     text: str
+    role: Role
+    confidence: float
+    related_to: NotRequired[str]
     tokens: NotRequired[O200k]
 
 
@@ -80,6 +88,13 @@ class OmittedDict(TypedDict):
     end_line: NotRequired[int]
     duplicate_of: NotRequired[str]
     handle: NotRequired[str]
+    confidence: NotRequired[float]
+
+
+class StoppedShortDict(TypedDict):
+    reason: Literal["low_confidence"]
+    floor: float
+    unused_bytes: int
 
 
 class BudgetDict(TypedDict):
@@ -87,6 +102,7 @@ class BudgetDict(TypedDict):
     used_bytes: int
     rendered_bytes: NotRequired[int]
     tokens: NotRequired[O200k]
+    stopped_short: NotRequired[StoppedShortDict]
 
 
 class PackBodyDict(TypedDict):
@@ -112,6 +128,9 @@ class PlanEntryDict(TypedDict):
     score: float
     reasons: list[ReasonDict]
     bytes: int
+    role: Role
+    confidence: float
+    related_to: NotRequired[str]
 
 
 class PlanDict(TypedDict):
@@ -122,12 +141,21 @@ class PlanDict(TypedDict):
 
 
 def _wire(record: Any) -> dict[str, Any]:
-    """A flat record's JSON form: its fields by name, reasons as ``{signal, detail}``."""
+    """A flat record's JSON form: its fields by name, reasons as ``{signal, detail}``, an
+    unset ``related_to`` left out."""
     return {
         f.name: [r.to_dict() for r in value] if f.name == "reasons" else value
         for f in fields(record)
         for value in (getattr(record, f.name),)
+        if not (f.name == "related_to" and value is None)
     }
+
+
+def _check_role(role: str, confidence: float) -> None:
+    if role not in _ROLES:
+        raise ValueError(f"unknown role {role!r}")
+    if not 0.0 <= confidence <= 1.0:
+        raise ValueError("confidence must be in [0, 1]")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,9 +173,13 @@ class Item:
     score: float
     reasons: tuple[Reason, ...]
     text: str
+    role: Role = "related"
+    confidence: float = 0.0  # that the change touches this file (calibrated, 0..1)
+    related_to: str | None = None  # a related test: the primary file it tests
     tokens: int | None = None  # exact o200k tokens of ``text``, once delivered
 
     def __post_init__(self) -> None:
+        _check_role(self.role, self.confidence)
         if not 1 <= self.start_line <= self.end_line:
             raise ValueError("bad line range")
         if len(self.text.encode("utf-8")) != self.bytes:
@@ -175,6 +207,7 @@ class Omitted:
     end_line: int | None = None
     duplicate_of: str | None = None  # reason ``duplicate``: the path served in its place
     handle: str | None = None  # a region left out of a readable file: ask for it by handle
+    confidence: float | None = None  # left out for its file's low confidence: that confidence
 
     def __post_init__(self) -> None:
         if self.reason not in _OMISSION_REASONS:
@@ -184,7 +217,10 @@ class Omitted:
         out: dict[str, Any] = {"path": self.path, "reason": self.reason}
         if self.reason == "sensitive":
             return cast(OmittedDict, out)
-        for key in ("score", "bytes_needed", "start_line", "end_line", "duplicate_of", "handle"):
+        for key in (
+            "score", "bytes_needed", "start_line", "end_line", "duplicate_of", "handle",
+            "confidence",
+        ):  # fmt: skip
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -206,6 +242,8 @@ class Pack:
     # the model-facing rendering (``excerpt.deliver``): its UTF-8 size and o200k tokens
     rendered_bytes: int | None = None
     tokens: int | None = None
+    # the pack left budget unused: every file left was below this confidence
+    stopped_short: float | None = None
 
     @property
     def used_bytes(self) -> int:
@@ -225,6 +263,13 @@ class Pack:
             out["rendered_bytes"] = self.rendered_bytes
         if self.tokens is not None:
             out["tokens"] = {"o200k": self.tokens}
+        if self.stopped_short is not None:
+            shown = self.used_bytes if self.rendered_bytes is None else self.rendered_bytes
+            out["stopped_short"] = {
+                "reason": "low_confidence",
+                "floor": self.stopped_short,
+                "unused_bytes": self.budget_bytes - shown,
+            }
         return out
 
     def to_dict(self) -> PackDict:
@@ -261,6 +306,12 @@ class PlanEntry:
     score: float
     reasons: tuple[Reason, ...]
     bytes: int
+    role: Role = "related"
+    confidence: float = 0.0
+    related_to: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_role(self.role, self.confidence)
 
     def to_dict(self) -> PlanEntryDict:
         return cast(PlanEntryDict, _wire(self))
@@ -283,6 +334,15 @@ class Plan:
 
 def pack_schema() -> dict[str, Any]:
     """The JSON Schema of ``excerpt.pack/v1`` shipped in the package."""
-    text = resources.files("excerpt.pack").joinpath("schema/pack.v1.json").read_text("utf-8")
+    return _schema("pack.v1.json")
+
+
+def plan_schema() -> dict[str, Any]:
+    """The JSON Schema of ``excerpt.plan/v1`` shipped in the package."""
+    return _schema("plan.v1.json")
+
+
+def _schema(name: str) -> dict[str, Any]:
+    text = resources.files("excerpt.pack").joinpath(f"schema/{name}").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema

@@ -18,10 +18,13 @@ from excerpt.core.vocabulary import OmissionReason
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.errors import UsageError
 from excerpt.index.build import IndexReport
-from excerpt.index.view import IndexView
+from excerpt.index.view import IndexView, ReplayMiss, SymbolSpan
 from excerpt.pack.model import Omitted
 from excerpt.pack.regions import Region, choose_regions, line_matches
+from excerpt.pack.related import names_to_find, regions_of_test, related_tests
+from excerpt.rank.confidence import confidences
 from excerpt.rank.score import Candidate, rank_files
+from excerpt.rank.signals import TIER_CHANGED
 from excerpt.rank.task import Task
 from excerpt.rank.weights import Weights, default_weights
 
@@ -47,6 +50,7 @@ class PackRequest:
     graph_file: Path | None = None
     cache_dir: Path | None = None
     use_graph: bool = True  # False: rank without graph neighbours (for equal-budget evals)
+    fill: bool = False  # fill the budget even when confidence says the rest is noise
 
     def __post_init__(self) -> None:
         if not 0 <= self.budget <= MAX_BUDGET:
@@ -89,6 +93,12 @@ class Prepared:
     graph: dict[str, Any] | None
     task: Task
     weights: Weights
+    # each candidate's confidence that the change touches it; the primary files (the first
+    # always); the tests of primary files (test, primary) and the lines to show of each
+    confidence: Mapping[str, float] = field(default_factory=dict)
+    primary: tuple[str, ...] = ()
+    related: tuple[tuple[str, str | None], ...] = ()
+    related_regions: Mapping[str, tuple[Region, ...]] = field(default_factory=dict)
 
 
 def prepare_ranked(
@@ -113,10 +123,19 @@ def prepare_ranked(
     candidates = rank_files(task, view, changed=changed, edges=edges, weights=w)
     read = _read_candidates(task, candidates, view, source, w)
     refused = _refused_mentions(task, view, read.omitted)
+    sure = dict(zip((c.path for c in read.kept), confidences(read.kept, w), strict=True))
+    # the first file, a file the change is known to touch, and every confident one
+    primary = tuple(
+        c.path
+        for n, c in enumerate(read.kept)
+        if n == 0 or c.tier >= TIER_CHANGED or sure[c.path] >= w.primary_confidence
+    )
+    related = _read_related(read, primary, view, source, edges, w)
     return Prepared(
         root=root, cache=cache, report=report, candidates=tuple(read.kept), files=read.files,
         regions=read.regions, secrets=read.secrets, omitted=(*read.omitted, *refused),
-        graph=graph, task=task, weights=w,
+        graph=graph, task=task, weights=w, confidence=sure, primary=primary,
+        related=tuple(related), related_regions=read.related_regions,
     )  # fmt: skip
 
 
@@ -127,16 +146,18 @@ class _Read:
     regions: dict[str, tuple[Region, ...]] = field(default_factory=dict)
     secrets: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     omitted: list[Omitted] = field(default_factory=list)
+    symbols: dict[str, list[SymbolSpan]] = field(default_factory=dict)
+    related_regions: dict[str, tuple[Region, ...]] = field(default_factory=dict)
 
 
 def _read_candidates(
     task: Task, candidates: Sequence[Candidate], view: IndexView, source: FileSource, w: Weights
 ) -> _Read:
-    symbols: dict[str, list[Any]] = {}
+    out = _Read()
+    symbols = out.symbols
     for sym in view.symbols_in(c.path for c in candidates):
         symbols.setdefault(sym.path, []).append(sym)
     weights = _term_weights(task, view, w)
-    out = _Read()
     first_with: dict[str, str] = {}  # content hash -> the first ranked path holding it
     for cand in candidates:
         content = source.read(cand.path)
@@ -160,14 +181,14 @@ def _read_candidates(
         text_lines = [line.decode("utf-8") for line in lines]
         matches = line_matches(text_lines, weights)
         out.files[cand.path] = (content, tuple(lines))
+        out.secrets[cand.path] = _secrets(text_lines)
         # the strongest files get more of their matching places to choose from
         depth = w.deep_regions if len(out.kept) < w.deep_files else w.shallow_regions
         chosen = choose_regions(
             len(lines), symbols.get(cand.path, []), cand.anchors, matches, depth, text_lines,
             geometry=w,
         )  # fmt: skip
-        secrets = tuple((f.start_line, f.end_line) for f in secret_lines("".join(text_lines)))
-        out.secrets[cand.path] = secrets
+        secrets = out.secrets[cand.path]
         # a region that is nothing but secret lines has nothing to serve or to plan: it is
         # listed as omitted, and the file's next region takes its place
         regions = []
@@ -187,6 +208,69 @@ def _read_candidates(
         if regions:
             out.kept.append(cand)
     return out
+
+
+def _secrets(text_lines: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    return tuple((f.start_line, f.end_line) for f in secret_lines("".join(text_lines)))
+
+
+def _read_related(
+    read: _Read,
+    primary: Sequence[str],
+    view: IndexView,
+    source: FileSource,
+    edges: Sequence[tuple[str, str, str]] | None,
+    w: Weights,
+) -> list[tuple[str, str | None]]:
+    """The tests of the primary files (the index's test association), read, with the test
+    functions to show of each (those naming the primary file's definitions); then the test
+    files the task's own words rank best, with their best regions: a fix's test is often one
+    the association misses (a package's tests, a test named for a behaviour)."""
+    ranks = {c.path: n for n, c in enumerate(read.kept, start=1)}
+    graph = view.edges() if edges is None else edges
+    out: list[tuple[str, str | None]] = []
+    for test, subject in related_tests(primary, graph, ranks, w):
+        if test not in read.files and not _read_one(read, test, view, source):
+            continue
+        lines = read.files[test][1]
+        text_lines = [line.decode("utf-8") for line in lines]
+        names = names_to_find(
+            read.symbols.get(subject, []), read.regions.get(subject, ()),
+            len(read.files[subject][1]),
+        )  # fmt: skip
+        regions = regions_of_test(text_lines, read.symbols.get(test, []), names, w)
+        regions = tuple(r for r in regions if not _all_secret(r, read.secrets[test]))
+        if regions:
+            read.related_regions[test] = regions
+            out.append((test, subject))
+    files = view.files()
+    taken = {t for t, _ in out} | set(primary)
+    ranked = [c.path for c in read.kept if c.path not in taken and files[c.path].is_test]
+    for test in ranked[: w.related_ranked]:
+        best = read.regions[test][: w.related_regions]
+        read.related_regions[test] = tuple(sorted(best, key=lambda r: r.start_line))
+        out.append((test, None))
+    return out
+
+
+def _read_one(read: _Read, path: str, view: IndexView, source: FileSource) -> bool:
+    """Read a file outside the ranking (a related test) into ``read``; False when it cannot
+    be served. A recording made before related tests were read lacks it: left out, so a
+    replay of an older recording serves fewer tests than a live run, never others."""
+    try:
+        content = source.read(path)
+        found = view.symbols_in([path])
+    except ReplayMiss:
+        return False
+    if isinstance(content, Omission) or content.binary:
+        return False
+    if content.encoding not in ("utf-8", "utf-8-sig"):
+        return False
+    lines = split_lines(content.data)
+    read.files[path] = (content, tuple(lines))
+    read.secrets[path] = _secrets([line.decode("utf-8") for line in lines])
+    read.symbols[path] = list(found)
+    return True
 
 
 def _all_secret(region: Region, secrets: Sequence[tuple[int, int]]) -> bool:

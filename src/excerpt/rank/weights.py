@@ -93,6 +93,14 @@ class Weights:
     breadth: int
     whole_shares: tuple[float, ...]
     gap_lines: int
+    confidence_coefficients: tuple[float, ...]
+    primary_confidence: float
+    pack_floor: float
+    related_tests: int
+    related_per_primary: int
+    related_regions: int
+    related_ranked: int
+    related_share: float
 
 
 _TYPES = {f.name: str(f.type) for f in dataclasses.fields(Weights)}

@@ -74,7 +74,9 @@ _LINES = {
     "lines pinned by a stack-trace frame": "frame line",
     "definition of a symbol named in the task": "definition",
     "start of the file": "file head",
+    "a test naming the primary file's definitions": "test naming it",
 }
+_RELATED_TESTS = ("a test of a primary file", "the best-ranked test of the task")
 _DEFINES = re.compile(r"defines (?P<name>\S+) named in")
 _SPECIFIC = re.compile(r"^(?P<generic>.*?)(?: \((?P<paren>[^()]*)\)|: (?P<colon>.*))$", re.S)
 _NEXT_SHOWN = 10
@@ -131,8 +133,8 @@ def _why(reasons: Sequence[Mapping[str, str]], legend: dict[str, str]) -> str:
     order: list[str] = []
     specifics: dict[str, list[str]] = {}
     for reason in reasons:
-        if reason["signal"] == "match":
-            continue
+        if reason["signal"] == "match" or reason["detail"] in _RELATED_TESTS:
+            continue  # the lines' reason has its own place; a related test says what it tests
         code, meaning, specific = _code_of(reason)
         if code in _TASK_WIDE:
             if code not in legend and specific:
@@ -155,6 +157,18 @@ def _why(reasons: Sequence[Mapping[str, str]], legend: dict[str, str]) -> str:
         told.update(shown)
         out.append(f"{code}({escape_controls(', '.join(shown))})" if fresh else code)
     return " ".join(out)
+
+
+def _role(item: Mapping[str, Any], number: Mapping[str, int]) -> str:
+    """`` · primary 0.91``, `` · related 0.12``, or `` · tests 1`` for a test of file 1."""
+    if item.get("role") is None:
+        return ""
+    subject = item.get("related_to")
+    if subject is not None and subject in number:
+        return f" · tests {number[subject]}"
+    if any(r["detail"] == _RELATED_TESTS[1] for r in item["reasons"]):
+        return " · test"
+    return f" · {item['role']} {item['confidence']:.2f}"
 
 
 def _lines_reason(reasons: Sequence[Mapping[str, str]]) -> str:
@@ -225,12 +239,23 @@ def render_pack_md(
         _figures(figures, pack["budget"]["used_bytes"], pack["budget"]["bytes"]),
     ]
     guide = f"Exact source. Re-read any range of a file with {retrieve}; stale text is refused."
+    short = pack["budget"].get("stopped_short")
+    if short is not None:
+        guide += (
+            f" Stopped short of the budget: every file left is below confidence"
+            f" {short['floor']:.2f} (fill to use it all)."
+        )
     legend: dict[str, str] = {}
     body: list[str] = []
+    number = {path: n for n, path in enumerate(files, start=1)}
     for n, path in enumerate(files, start=1):
         mine = [i for i in items if i["path"] == path]
         why = _why(mine[0]["reasons"], legend)
-        body += ["", f"## {n}. `{escape_controls(path)}`" + (f" · {why}" if why else "")]
+        role = _role(mine[0], number)
+        body += [
+            "",
+            f"## {n}. `{escape_controls(path)}`{role}" + (f" · {why}" if why else ""),
+        ]
         for item in mine:
             cut = ", cut to fit" if item["truncated"] else ""
             lines = _lines_reason(item["reasons"])
@@ -267,13 +292,15 @@ def render_plan_md(plan: Mapping[str, Any], *, limit: int) -> str:
     candidates = plan["candidates"]
     legend: dict[str, str] = {}
     rows = []
-    seen: set[str] = set()
+    number: dict[str, int] = {}
     for c in candidates:
-        why = "" if c["path"] in seen else _why(c["reasons"], legend)
-        seen.add(c["path"])
+        first = c["path"] not in number
+        number.setdefault(c["path"], c["rank"])
+        why = _why(c["reasons"], legend) if first else ""
+        role = _role(c, number) if first else ""
         rows.append(
             f"{c['rank']}. `{escape_controls(c['path'])}` L{c['start_line']}-{c['end_line']}"
-            f" {c['bytes']:,} B" + (f" · {why}" if why else "")
+            f" {c['bytes']:,} B{role}" + (f" · {why}" if why else "")
         )
     head = [
         f"# Plan: {len(candidates)} regions, suggested budget {plan['suggested_budget']:,} bytes",

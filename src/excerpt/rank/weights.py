@@ -86,6 +86,11 @@ class Weights:
     breadth: int
     whole_shares: tuple[float, ...]
     gap_lines: int
+    history_gain: float
+    history_commits: int
+    history_terms: int
+    history_rank_decay: float
+    history_cap: float
 
 
 _TYPES = {f.name: str(f.type) for f in dataclasses.fields(Weights)}

@@ -1,0 +1,68 @@
+"""The history signal: files that past commits with messages like the task changed. Pure.
+
+The similar-past-fix evidence of bug-localization research: a task reads like the messages
+of the commits that changed the code it is about. The task's terms query the messages
+(BM25, subject weighted over body); each of the best ``history_commits`` commits lends the
+files it changed a gain that falls with its rank and score, and with how many files it
+changed (a commit of two files says more of each than one of forty). The index holds only
+ancestors of its head (``excerpt.index.history``), so no later change can lend anything.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+
+from excerpt.index.view import FileInfo, IndexView, PastCommit
+from excerpt.rank.signals import Contribution, Reason
+from excerpt.rank.task import Task
+from excerpt.rank.weights import Weights
+
+__all__ = ["history", "history_query"]
+
+
+def history_query(task: Task, df: Mapping[str, int], w: Weights) -> list[str]:
+    """The terms that query past messages: the first line's, then the rest rarest first
+    (by how many files hold them), only terms some file holds."""
+    title = [t for t in task.title_terms if df.get(t, 0) > 0]
+    rest = sorted((t for t in task.terms if df.get(t, 0) > 0), key=lambda t: (df[t], t))
+    return list(dict.fromkeys([*title, *rest]))[: w.history_terms]
+
+
+def history(
+    task: Task, view: IndexView, files: Mapping[str, FileInfo], w: Weights
+) -> list[Contribution]:
+    """Each file's gain from the past commits matching the task (see the module)."""
+    if w.history_gain <= 0 or w.history_commits <= 0:
+        return []
+    df = view.document_frequencies((*task.terms, *task.title_terms))
+    query = history_query(task, df, w)
+    hits = view.history(query, w.history_commits)
+    if not hits:
+        return []
+    best = hits[0].score
+    gains: dict[str, float] = defaultdict(float)
+    strongest: dict[str, tuple[float, PastCommit]] = {}
+    for rank, commit in enumerate(hits):
+        strength = (commit.score / best) * w.history_rank_decay**rank
+        share = strength / math.sqrt(max(commit.changed, 1))
+        for path in commit.files:
+            if path not in files or files[path].status is not None:
+                continue
+            gains[path] += share
+            if path not in strongest or share > strongest[path][0]:
+                strongest[path] = (share, commit)
+    return [
+        Contribution(path, w.history_gain * min(gain, w.history_cap), _reason(strongest[path][1]))
+        for path, gain in sorted(gains.items())
+    ]
+
+
+def _reason(commit: PastCommit) -> Reason:
+    """The commit by its short id and the task's words its message holds (its message is
+    the repository's text, which reasons never quote: ``git show`` has it)."""
+    words = ", ".join(commit.matched[:5])
+    return Reason(
+        "history", f"changed by a past commit matching the task ({commit.sha[:12]}: {words})"
+    )

@@ -19,7 +19,11 @@ from excerpt.rank.signals import Contribution, Reason
 from excerpt.rank.task import Task
 from excerpt.rank.weights import Weights
 
-__all__ = ["history", "history_query"]
+__all__ = ["HISTORY_FETCH", "history", "history_query"]
+
+# Commits asked of the index per task, whatever ``history_commits`` takes of them: one answer
+# serves every setting up to it (a recorded benchmark replays them all).
+HISTORY_FETCH = 50
 
 
 def history_query(task: Task, df: Mapping[str, int], w: Weights) -> list[str]:
@@ -38,7 +42,7 @@ def history(
         return []
     df = view.document_frequencies((*task.terms, *task.title_terms))
     query = history_query(task, df, w)
-    hits = view.history(query, w.history_commits)
+    hits = view.history(query, max(HISTORY_FETCH, w.history_commits))[: w.history_commits]
     if not hits:
         return []
     best = hits[0].score

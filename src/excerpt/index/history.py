@@ -316,7 +316,18 @@ def _prefixed(commit: HistoryCommit, prefix: str, max_files: int) -> HistoryComm
     more than ``max_files`` files (it is held, never matched)."""
     if commit.changed > max_files:
         return HistoryCommit(commit.sha, commit.time, "", "", (), commit.changed, skipped=True)
-    paths = tuple(sorted({p[len(prefix) :] for p in commit.paths if p.startswith(prefix)}))
+    paths = tuple(
+        sorted({p[len(prefix) :] for p in commit.paths if p.startswith(prefix) and _utf8(p)})
+    )
     return HistoryCommit(
         commit.sha, commit.time, commit.subject, commit.body, paths, commit.changed
     )
+
+
+def _utf8(path: str) -> bool:
+    """Whether a path (decoded with surrogateescape) is text an index can hold."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -10,7 +10,6 @@ ancestors of its head (``excerpt.index.history``), so no later change can lend a
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Mapping
 
@@ -37,30 +36,49 @@ def history_query(task: Task, df: Mapping[str, int], w: Weights) -> list[str]:
 def history(
     task: Task, view: IndexView, files: Mapping[str, FileInfo], w: Weights
 ) -> list[Contribution]:
-    """Each file's gain from the past commits matching the task (see the module)."""
-    if w.history_gain <= 0 or w.history_commits <= 0:
+    """Each file's gain from the past commits matching the task, and those matching its
+    first line alone (see the module)."""
+    if w.history_commits <= 0 or (w.history_gain <= 0 and w.history_title_gain <= 0):
         return []
     df = view.document_frequencies((*task.terms, *task.title_terms))
     query = history_query(task, df, w)
-    hits = view.history(query, max(HISTORY_FETCH, w.history_commits))[: w.history_commits]
-    if not hits:
-        return []
-    best = hits[0].score
+    title = [t for t in task.title_terms if df.get(t, 0) > 0][: w.history_terms]
     gains: dict[str, float] = defaultdict(float)
+    strongest: dict[str, tuple[float, PastCommit]] = {}
+    for terms, gain in ((query, w.history_gain), (title, w.history_title_gain)):
+        if gain <= 0 or not terms:
+            continue
+        hits = view.history(terms, max(HISTORY_FETCH, w.history_commits))[: w.history_commits]
+        for path, (share, commit) in _shares(hits, files, w).items():
+            gains[path] += gain * share
+            if path not in strongest or gain * share > strongest[path][0]:
+                strongest[path] = (gain * share, commit)
+    return [
+        Contribution(path, total, _reason(strongest[path][1]))
+        for path, total in sorted(gains.items())
+    ]
+
+
+def _shares(
+    hits: list[PastCommit], files: Mapping[str, FileInfo], w: Weights
+) -> dict[str, tuple[float, PastCommit]]:
+    """Each indexed file's share (at most ``history_cap``) of the commits ``hits``, and the
+    commit that lent it most."""
+    if not hits:
+        return {}
+    best = hits[0].score
+    shares: dict[str, float] = defaultdict(float)
     strongest: dict[str, tuple[float, PastCommit]] = {}
     for rank, commit in enumerate(hits):
         strength = (commit.score / best) * w.history_rank_decay**rank
-        share = strength / math.sqrt(max(commit.changed, 1))
+        share = strength / max(commit.changed, 1) ** w.history_spread
         for path in commit.files:
             if path not in files or files[path].status is not None:
                 continue
-            gains[path] += share
+            shares[path] += share
             if path not in strongest or share > strongest[path][0]:
                 strongest[path] = (share, commit)
-    return [
-        Contribution(path, w.history_gain * min(gain, w.history_cap), _reason(strongest[path][1]))
-        for path, gain in sorted(gains.items())
-    ]
+    return {p: (min(v, w.history_cap), strongest[p][1]) for p, v in shares.items()}
 
 
 def _reason(commit: PastCommit) -> Reason:

@@ -215,3 +215,20 @@ def test_no_history_flag_leaves_the_signal_out(
     assert "history" not in signals[1]
     with history_disabled():
         assert index_repository(repo, cache_dir=cache_dir / "other").history_commits == 0
+
+
+def test_paths_named_like_statuses_or_not_utf8_are_read_by_position(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    repo = tmp_path / "odd"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    _commit(repo, {"M": "m\n", "D": "d\n", "src/app.py": "x = 1\n"}, "Start")
+    (repo / "D").unlink()
+    (repo / "caf\xe9.py".encode("latin-1").decode("utf-8", "surrogateescape")).write_text("x\n")
+    _commit(repo, {"M": "mm\n", "src/app.py": "x = 2\n"}, "Refund webhook fix")
+    index_repository(repo, cache_dir=cache_dir)
+    with IndexStore.open(repo_cache_dir(repo, cache_dir)) as store:
+        assert store.history_counts() == (2, 0)
+        hits = store.view().history(["refund", "webhook"], 5)
+    assert [(h.changed, h.files) for h in hits] == [(4, ("M", "src/app.py"))]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
+from excerpt.index.languages import PARSED_LANGUAGES
 from excerpt.index.view import FileInfo, IndexView, PastCommit
 from excerpt.rank.signals import Contribution, Reason
 from excerpt.rank.task import Task
@@ -73,12 +74,21 @@ def _shares(
         strength = (commit.score / best) * w.history_rank_decay**rank
         share = strength / max(commit.changed, 1) ** w.history_spread
         for path in commit.files:
-            if path not in files or files[path].status is not None:
+            info = files.get(path)
+            if info is None or info.status is not None:
                 continue
-            shares[path] += share
+            shares[path] += share * _kind_factor(info, w)
             if path not in strongest or share > strongest[path][0]:
                 strongest[path] = (share, commit)
     return {p: (min(v, w.history_cap), strongest[p][1]) for p, v in shares.items()}
+
+
+def _kind_factor(info: FileInfo, w: Weights) -> float:
+    """A fix's commit also changes its tests, notes and docs: what it says of them is what
+    it says of every change, not where this one goes."""
+    if info.is_test:
+        return w.history_test_factor
+    return 1.0 if info.language in PARSED_LANGUAGES else w.history_other_factor
 
 
 def _reason(commit: PastCommit) -> Reason:

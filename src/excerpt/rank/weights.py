@@ -93,6 +93,8 @@ class Weights:
     history_rank_decay: float
     history_cap: float
     history_spread: float
+    history_test_factor: float
+    history_other_factor: float
 
 
 _TYPES = {f.name: str(f.type) for f in dataclasses.fields(Weights)}

@@ -283,17 +283,23 @@ class StoreView:
         ).fetchall()
         wanted = set(terms)
         indexed = self.files()
-        hits = []
-        for commit_id, score, subject, body, sha, when, changed in rows:
-            paths = self.conn.execute(
-                "SELECT path FROM history_files WHERE commit_id = ? ORDER BY path", (commit_id,)
-            )
-            hit = PastCommit(
+        paths: dict[int, list[str]] = {}
+        marks = ",".join("?" * len(rows))
+        for commit_id, path in self.conn.execute(
+            f"SELECT commit_id, path FROM history_files WHERE commit_id IN ({marks})"
+            " ORDER BY commit_id, path",
+            [r[0] for r in rows],
+        ):
+            if path in indexed:
+                paths.setdefault(commit_id, []).append(str(path))
+        hits = [
+            PastCommit(
                 sha=str(sha), time=int(when), score=-round(score, 9), changed=int(changed),
-                files=tuple(str(p) for (p,) in paths if p in indexed),
+                files=tuple(paths.get(commit_id, ())),
                 matched=tuple(sorted(wanted & set(f"{subject} {body}".split()))),
-            )  # fmt: skip
-            hits.append(hit)
+            )
+            for commit_id, score, subject, body, sha, when, changed in rows
+        ]  # fmt: skip
         # ties break by commit id, not by row id (which depends on what was stored before)
         return sorted(hits, key=lambda h: (-h.score, h.sha))[:limit]
 

@@ -101,6 +101,15 @@ class Weights:
     related_regions: int
     related_ranked: int
     related_share: float
+    history_gain: float
+    history_title_gain: float
+    history_commits: int
+    history_terms: int
+    history_rank_decay: float
+    history_cap: float
+    history_spread: float
+    history_test_factor: float
+    history_other_factor: float
 
 
 _TYPES = {f.name: str(f.type) for f in dataclasses.fields(Weights)}

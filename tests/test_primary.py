@@ -21,7 +21,6 @@ from excerpt.evals.primary import primary_summary
 from excerpt.pack import PackRequest
 from excerpt.pack.model import pack_schema, plan_schema
 from excerpt.pack.related import regions_of_test, related_tests
-from excerpt.pipeline import prepare
 from excerpt.rank.confidence import FEATURES, confidences
 from excerpt.rank.score import Candidate, Reason
 from excerpt.rank.weights import default_weights
@@ -262,29 +261,20 @@ def test_a_task_matching_nothing_specific_stops_short_and_fill_fills(
 def test_a_pack_serves_primary_files_then_their_tests_then_what_clears_the_floor(
     shop: Path, task: str
 ) -> None:
-    """The primary files and the top files' best regions, then the related tests, then the
-    files whose confidence clears the floor; the rest is left out, with its confidence."""
-    w = default_weights()
-    request = PackRequest(repo=shop, task=task, budget=32000, cache_dir=shop.parent / "cache")
-    prep = prepare(request)
-    top = {c.path for c in prep.candidates[: w.breadth]}
-    tests = {t for t, _ in prep.related}
+    floor = default_weights().pack_floor
     pack = _pack(shop, task, 32000).pack.to_dict()
     groups = []
-    first: dict[str, Any] = {}  # each file's first item, in the pack's order of files
-    for i in pack["items"]:
-        first.setdefault(i["path"], i)
-    for item in first.values():
-        if item["role"] == "primary" or item["path"] in top:
+    for item in pack["items"]:
+        if item["role"] == "primary":
             groups.append(0)
-        elif item["path"] in tests:
+        elif "related_to" in item:
             groups.append(1)
         else:
-            assert item["confidence"] >= w.pack_floor, item["path"]
+            assert item["confidence"] >= floor, item["path"]
             groups.append(2)
     assert groups == sorted(groups)
     withheld = [o for o in pack["omitted"] if "confidence" in o]
-    assert all(o["confidence"] < w.pack_floor for o in withheld)
+    assert all(o["confidence"] < floor for o in withheld)
     if "stopped_short" in pack["budget"]:
         assert withheld
 

@@ -308,21 +308,16 @@ _TEST_OF_TASK = Reason("graph", "the best-ranked test of the task")
 
 
 def _ordered(prep: Prepared, budget: int) -> list[tuple[Candidate, Region, int, int]]:
-    """Every region to serve, with its group, in selection order: the first region of each
-    of the top ``breadth`` files and the primary files' regions (in the order
-    ``_ordered_regions`` gives them), the related tests' chosen lines, the other files'
-    regions while their confidence is at least ``pack_floor``, then the rest. (The top
-    files' first regions go first whatever their role: when the first file is not the one
-    to change, the next one's best lines are still served early.)"""
+    """Every region to serve, with its group, in selection order: the primary files' regions
+    (in rank order as ``_ordered_regions`` gives them), the related tests' chosen lines, the
+    other files' regions while their confidence is at least ``pack_floor``, then the rest."""
     primary = set(prep.primary)
     floor = prep.weights.pack_floor
     out: list[tuple[Candidate, Region, int, int]] = []
-    firsts = min(prep.weights.breadth, len(prep.candidates))  # _ordered_regions puts them first
-    for n, (cand, region, size) in enumerate(_ordered_regions(prep, budget)):
-        sure = prep.confidence.get(cand.path, 0.0)
-        if cand.path in primary or (n < firsts and sure >= floor):
+    for cand, region, size in _ordered_regions(prep, budget):
+        if cand.path in primary:
             group = _PRIMARY
-        elif sure >= floor:
+        elif prep.confidence.get(cand.path, 0.0) >= floor:
             group = _WARRANTED
         else:
             group = _BELOW_FLOOR

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -12,9 +14,11 @@ from conftest import git, write_tree
 from excerpt.cli import main
 from excerpt.core.settings import repo_cache_dir
 from excerpt.evals.bench import load_tasks, run_localize
+from excerpt.evals.gate_suite import canary
 from excerpt.index.build import index_repository
 from excerpt.index.history import HistorySource, history_disabled, plan_history
 from excerpt.index.store import IndexStore
+from excerpt.index.tokens import terms
 from excerpt.index.view import RecordingView, view_from_dict, view_to_dict
 from excerpt.rank.score import rank_files
 from excerpt.rank.task import analyze_task
@@ -232,3 +236,21 @@ def test_paths_named_like_statuses_or_not_utf8_are_read_by_position(
         assert store.history_counts() == (2, 0)
         hits = store.view().history(["refund", "webhook"], 5)
     assert [(h.changed, h.files) for h in hits] == [(4, ("M", "src/app.py"))]
+
+
+def test_a_secret_in_a_commit_message_never_reaches_the_index(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    repo = tmp_path / "keys"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    value = canary("github-token", random.Random(7))
+    _commit(repo, {"deploy.py": "TOKEN = None\n"}, f"Rotate the deploy token\n\nold {value}\n")
+    index_repository(repo, cache_dir=cache_dir)
+    db = repo_cache_dir(repo, cache_dir) / "index.sqlite3"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, history_text, row)")
+        vocabulary = {str(r[0]) for r in conn.execute("SELECT term FROM temp.v")}
+    assert {"rotate", "deploy", "token"} <= vocabulary
+    assert not set(terms(value)) & vocabulary
+    assert value.encode() not in db.read_bytes()

@@ -62,6 +62,7 @@ class _Frozen(RecordingView):
             symbols=live.symbols,
             named=live.named,
             covered=live.covered,
+            history_answers=live.history_answers,
         )
 
 

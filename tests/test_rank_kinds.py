@@ -136,7 +136,7 @@ def test_a_test_tree_of_samples_in_many_languages_is_test_data(
     doc = build_plan(
         PackRequest(repo=root, task="Paging output through the pager", cache_dir=cache_dir)
     ).to_dict()
-    ranked: dict[str, dict[str, Any]] = {}
+    ranked: dict[str, Any] = {}
     for c in doc["candidates"]:
         ranked.setdefault(c["path"], c)
     label = "sample files in many languages (test data)"

@@ -27,6 +27,9 @@ def register(sub: Any) -> None:
     )
     add_repo(p)
     p.add_argument("--stats", action="store_true", help="also list omitted paths and reasons")
+    p.add_argument(
+        "--no-history", action="store_true", help="leave the repository's past commits unread"
+    )
     add_filters(p)
     add_output(p)
     p.set_defaults(handler=run)
@@ -34,12 +37,13 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from excerpt.index.build import index_repository
+    from excerpt.index.history import history_disabled
     from excerpt.render.progress import ProgressBar
     from excerpt.render.text import render_index, to_json
 
     bar = ProgressBar(sys.stderr, "indexing") if sys.stderr.isatty() and not args.json else None
     try:
-        with filters_of(args):
+        with filters_of(args), history_disabled(args.no_history):
             report = index_repository(args.repo, progress=bar)
     finally:
         if bar is not None:

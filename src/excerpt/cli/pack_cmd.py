@@ -59,6 +59,11 @@ def _common(p: argparse.ArgumentParser) -> None:
         "file",
     )
     p.add_argument("--format", choices=("json", "md"), default="md", help="output format")
+    p.add_argument(
+        "--no-history",
+        action="store_true",
+        help="rank without the repository's past commits (and leave them unread)",
+    )
     add_filters(p)
     add_output(p)
 
@@ -121,11 +126,12 @@ def _finish(args: argparse.Namespace, doc: Mapping[str, Any], markdown: str) -> 
 
 def run_plan(args: argparse.Namespace) -> int:
     from excerpt.deliver import build_plan
+    from excerpt.index.history import history_disabled
 
     request = _request(args)
     bar = progress_for(args)
     try:
-        with filters_of(args):
+        with filters_of(args), history_disabled(args.no_history):
             done = build_plan(request, progress=bar)
     finally:
         if bar is not None:
@@ -135,11 +141,12 @@ def run_plan(args: argparse.Namespace) -> int:
 
 def run_pack(args: argparse.Namespace) -> int:
     from excerpt.deliver import build_pack
+    from excerpt.index.history import history_disabled
 
     request = _request(args)
     bar = progress_for(args)
     try:
-        with filters_of(args):
+        with filters_of(args), history_disabled(args.no_history):
             done = build_pack(request, progress=bar)
     finally:
         if bar is not None:

@@ -53,6 +53,7 @@ Signal = Literal[
     "defines",
     "changed",
     "graph",
+    "history",
     "demoted",
     "match",
     "fallback",

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from excerpt.core import git
 from excerpt.core.hashing import sha256_hex
@@ -33,6 +33,7 @@ from excerpt.evals.recording import (
     write_task_recording,
 )
 from excerpt.index.build import IndexReport, index_repository, resolve_root
+from excerpt.index.history import HistorySource
 from excerpt.index.languages import PARSED_LANGUAGES
 from excerpt.index.store import IndexStore
 from excerpt.index.tokens import terms
@@ -279,6 +280,21 @@ def _workdir(task: BenchTask, git_dirs: dict[str, Path], out: Path) -> Path:
     return workdir
 
 
+def _history_source(
+    task: BenchTask, git_dirs: dict[str, Path]
+) -> HistorySource | Literal["repository"]:
+    """The exported tree has no ``.git``: its history is the base commit's ancestors in the
+    task's git directory (a task in a live ``repo_dir`` has that repository's own)."""
+    if task.repo_dir:
+        return "repository"
+    git_dir = git_dirs[task.repo]
+    head = git.run_git(
+        git_dir, "--git-dir", str(git_dir), "rev-parse", "--verify", "--end-of-options",
+        f"{task.base_commit}^{{commit}}",
+    ).stdout.decode("ascii").strip()  # fmt: skip
+    return HistorySource(git_dir=git_dir, head=head)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Inputs:
     """What scoring a task reads: live from a tree and its index, or from a recording."""
@@ -305,7 +321,7 @@ def _run_one(
 ) -> dict[str, Any]:
     root = resolve_root(_workdir(task, git_dirs, out))
     started = time.perf_counter()
-    report = index_repository(root, cache_dir=cache)
+    report = index_repository(root, cache_dir=cache, history=_history_source(task, git_dirs))
     repo_cache = repo_cache_dir(root, cache)
     raw: dict[str, bytes | None] = {}
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from excerpt.core.durable import crash_point
 from excerpt.core.settings import Limits, repo_cache_dir
@@ -21,6 +21,13 @@ from excerpt.discover.reader import Omission
 from excerpt.discover.walk import Candidate, Discovery, discover, resolve_root
 from excerpt.errors import CacheFault
 from excerpt.index.db import make_cache_dir
+from excerpt.index.history import (
+    HistoryReport,
+    HistorySource,
+    history_enabled,
+    plan_history,
+    source_of_root,
+)
 from excerpt.index.lang import extraction_signature, language_of
 from excerpt.index.process import process_paths
 from excerpt.index.records import FileRecord
@@ -60,6 +67,11 @@ class IndexReport:
     rebuilt: str | None = None
     omitted_paths: tuple[tuple[str, str], ...] = ()
     cache_dir: Path | None = field(default=None, compare=False)
+    # the past commits held for the history signal (ancestors of the head it was built for)
+    history_commits: int = 0
+    history_skipped: int = 0  # held but never matched: they changed too many files
+    history_truncated: bool = False  # older ancestors left out by the cap
+    history_seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -75,6 +87,12 @@ class IndexReport:
             "files_removed": self.files_removed,
             "rows_rebuilt": self.rows_rebuilt,
             "cache_rebuilt": self.rebuilt,
+            "history": {
+                "commits": self.history_commits,
+                "skipped_too_many_files": self.history_skipped,
+                "truncated": self.history_truncated,
+                "seconds": round(self.history_seconds, 3),
+            },
         }
 
 
@@ -85,8 +103,14 @@ def index_repository(
     limits: Limits | None = None,
     progress: ProgressFn | None = None,
     jobs: int | None = None,
+    history: HistorySource | Literal["repository"] | None = "repository",
 ) -> IndexReport:
     """Build or refresh the index of ``repo`` and report what it holds.
+
+    ``history`` is where the past commits come from: by default the git repository holding
+    ``repo``, at its ``HEAD`` (none outside git); a ``HistorySource`` names a git directory
+    and head commit; None holds none. Inside ``history_disabled`` the stored history is
+    left as it is, unread and unused.
 
     Raises:
         NotADirectoryFault: ``repo`` is not a readable directory.
@@ -115,6 +139,7 @@ def index_repository(
                 store.close()
                 store = IndexStore.rebuild(cache, f"damaged content ({type(exc).__name__})")
                 read, removed, mended = _update(store, found, limits, progress, jobs)
+            past = _history(store, root, history, progress)
             summary = store.summary()
             omitted_paths = tuple(store.omitted_paths())
         except sqlite3.Error as exc:
@@ -131,8 +156,35 @@ def index_repository(
         rebuilt=store.rebuilt,
         cache_dir=cache,
         omitted_paths=omitted_paths,
+        history_commits=past.commits,
+        history_skipped=past.skipped,
+        history_truncated=past.truncated,
+        history_seconds=past.seconds,
         **summary,
     )
+
+
+def _history(
+    store: IndexStore,
+    root: Path,
+    history: HistorySource | Literal["repository"] | None,
+    progress: ProgressFn | None,
+) -> HistoryReport:
+    """Bring the stored past commits to those of ``history`` (see ``index_repository``)."""
+    if not history_enabled():
+        return HistoryReport()
+    if progress is not None:
+        progress(0, 0, "history")
+    started = time.perf_counter()
+    source = source_of_root(root) if history == "repository" else history
+    change = plan_history(store.history_state(), source)
+    removed = store.apply_history(change) if change is not None else 0
+    commits, skipped = store.history_counts()
+    return HistoryReport(
+        commits=commits, skipped=skipped, added=len(change.add) if change else 0,
+        removed=removed, truncated=store.meta("history_truncated") == "1",
+        seconds=time.perf_counter() - started,
+    )  # fmt: skip
 
 
 def _changed(found: Discovery, stored: dict[str, tuple[int, int, str]]) -> list[Candidate]:

@@ -115,4 +115,26 @@ MIGRATIONS: tuple[str, ...] = (
             (SELECT data FROM lexicon_docs WHERE file_id = files.id));
     CREATE TABLE repairs(path TEXT PRIMARY KEY)
     """,
+    # 5: the repository's past commits (``excerpt.index.history``): ancestors of the head in
+    # meta ``history_head``, each with how many files it changed (``skipped``: too many to
+    # say anything), the indexed files it changed, and its message's terms (subject and body
+    # as ``lexicon_text`` gives them, so task terms match as they match file text). Written to
+    # find its objects already there (a database taken back to an older version by hand).
+    """
+    CREATE TABLE IF NOT EXISTS history_commits(
+        id INTEGER PRIMARY KEY,
+        sha TEXT NOT NULL UNIQUE,
+        time INTEGER NOT NULL,
+        changed INTEGER NOT NULL,
+        skipped INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS history_files(
+        commit_id INTEGER NOT NULL REFERENCES history_commits(id),
+        path TEXT NOT NULL,
+        PRIMARY KEY(commit_id, path)
+    ) WITHOUT ROWID;
+    CREATE VIRTUAL TABLE IF NOT EXISTS history_text USING fts5(subject, body, tokenize='ascii');
+    INSERT OR IGNORE INTO meta(key, value) VALUES ('history_head', ''), ('history_key', ''),
+        ('history_truncated', '0')
+    """,
 )

@@ -35,8 +35,10 @@ from excerpt.index.db import (
     writer_lock,
 )
 from excerpt.index.extract import Import
+from excerpt.index.history import HistoryChange, HistoryCommit, HistoryState
 from excerpt.index.records import FileRecord, unpack_lexicon
 from excerpt.index.resolve import Edge, FileFacts
+from excerpt.index.tokens import lexicon_text
 from excerpt.index.view import StoreView
 
 __all__ = [
@@ -282,6 +284,47 @@ class IndexStore:
             )
             c.execute("UPDATE meta SET value = '0' WHERE key = 'graph_dirty'")
 
+    # -- history ---------------------------------------------------------------------------
+
+    def history_state(self) -> HistoryState:
+        """What the stored history was built for, and its commit ids."""
+        shas = frozenset(str(r[0]) for r in self.conn.execute("SELECT sha FROM history_commits"))
+        return HistoryState(
+            key=self.meta("history_key") or "", head=self.meta("history_head") or "",
+            truncated=self.meta("history_truncated") == "1", shas=shas,
+        )  # fmt: skip
+
+    def history_counts(self) -> tuple[int, int]:
+        """``(commits held, of them skipped for changing too many files)``."""
+        row = self.conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(skipped), 0) FROM history_commits"
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
+    def apply_history(self, change: HistoryChange) -> int:
+        """Drop, add and record the head in one transaction (a crash leaves the history of
+        the old head or of the new one, never a mixture); past ``max_commits`` the oldest by
+        commit time go. Returns how many commits were dropped."""
+        with self.transaction() as c:
+            dropped = _delete_commits(c, sorted(change.remove))
+            for commit in change.add:
+                _insert_commit(c, commit)
+            truncated = change.truncated
+            over = _scalar(c, "SELECT COUNT(*) FROM history_commits") - change.max_commits
+            if over > 0:
+                oldest = c.execute(
+                    "SELECT sha FROM history_commits ORDER BY time, sha LIMIT ?", (over,)
+                )
+                dropped += _delete_commits(c, [str(r[0]) for r in oldest.fetchall()])
+                truncated = True
+            c.executemany(
+                "INSERT INTO meta(key, value) VALUES(?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [("history_head", change.head), ("history_key", change.key),
+                 ("history_truncated", "1" if truncated else "0")],
+            )  # fmt: skip
+        return dropped
+
     # -- reporting -------------------------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:
@@ -447,3 +490,32 @@ def _delete_children(c: sqlite3.Connection, ids: list[tuple[int]]) -> None:
     for table in ("symbols", "imports", "lexicon_docs"):
         c.executemany(f"DELETE FROM {table} WHERE file_id = ?", ids)
     c.executemany("DELETE FROM edges WHERE src_id = ? OR dst_id = ?", [(i, i) for (i,) in ids])
+
+
+def _delete_commits(c: sqlite3.Connection, shas: Sequence[str]) -> int:
+    ids = [
+        (int(r[0]),)
+        for sha in shas
+        for r in c.execute("SELECT id FROM history_commits WHERE sha = ?", (sha,))
+    ]
+    c.executemany("DELETE FROM history_text WHERE rowid = ?", ids)
+    c.executemany("DELETE FROM history_files WHERE commit_id = ?", ids)
+    c.executemany("DELETE FROM history_commits WHERE id = ?", ids)
+    return len(ids)
+
+
+def _insert_commit(c: sqlite3.Connection, commit: HistoryCommit) -> None:
+    commit_id = c.execute(
+        "INSERT INTO history_commits(sha, time, changed, skipped) VALUES(?,?,?,?)",
+        (commit.sha, commit.time, commit.changed, int(commit.skipped)),
+    ).lastrowid
+    if not commit.paths:
+        return  # nothing the index holds: held so the set stays exact, never matched
+    c.executemany(
+        "INSERT INTO history_files(commit_id, path) VALUES(?,?)",
+        [(commit_id, p) for p in commit.paths],
+    )
+    c.execute(
+        "INSERT INTO history_text(rowid, subject, body) VALUES(?,?,?)",
+        (commit_id, lexicon_text(commit.subject), lexicon_text(commit.body)),
+    )

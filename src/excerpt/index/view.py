@@ -16,11 +16,13 @@ from typing import Any, Protocol
 
 from excerpt.errors import UsageError
 from excerpt.index.checks import SymbolRow, symbols_check
+from excerpt.index.history import MESSAGE_WEIGHTS, PastCommit
 
 __all__ = [
     "FileInfo",
     "IndexView",
     "MemoryView",
+    "PastCommit",
     "RecordingView",
     "ReplayMiss",
     "StoreView",
@@ -63,6 +65,7 @@ def _quote(term: str) -> str:
 
 
 LexicalKey = tuple[tuple[str, ...], int, tuple[float, float, float]]
+HistoryKey = tuple[tuple[str, ...], int]
 Edge = tuple[str, str, str]
 
 
@@ -100,6 +103,11 @@ class IndexView(Protocol):
 
     def edges(self) -> list[Edge]:
         """Every graph edge ``(src, dst, kind)``, sorted."""
+        ...
+
+    def history(self, terms: Sequence[str], limit: int) -> list[PastCommit]:
+        """Past commits whose messages hold any term, best first (BM25), with the indexed
+        files each changed; none without a history."""
         ...
 
 
@@ -261,6 +269,40 @@ class StoreView:
         rows = self.conn.execute("SELECT DISTINCT src_id, dst_id, kind FROM edges")
         return sorted((ids[s], ids[d], k) for s, d, k in rows if s in ids and d in ids)
 
+    def history(self, terms: Sequence[str], limit: int) -> list[PastCommit]:
+        """Past commits whose messages hold any term, best first (BM25), with the indexed
+        files each changed; none without a history."""
+        if not terms or limit <= 0:
+            return []
+        weights = ", ".join(str(w) for w in MESSAGE_WEIGHTS)
+        rows = self.conn.execute(
+            f"SELECT t.rowid, bm25(history_text, {weights}) AS s, t.subject, t.body, c.sha,"
+            " c.time, c.changed FROM history_text t JOIN history_commits c ON c.id = t.rowid"
+            " WHERE history_text MATCH ? ORDER BY s LIMIT ?",
+            (" OR ".join(_quote(t) for t in terms), limit * 2),
+        ).fetchall()
+        wanted = set(terms)
+        indexed = self.files()
+        paths: dict[int, list[str]] = {}
+        marks = ",".join("?" * len(rows))
+        for commit_id, path in self.conn.execute(
+            f"SELECT commit_id, path FROM history_files WHERE commit_id IN ({marks})"
+            " ORDER BY commit_id, path",
+            [r[0] for r in rows],
+        ):
+            if path in indexed:
+                paths.setdefault(commit_id, []).append(str(path))
+        hits = [
+            PastCommit(
+                sha=str(sha), time=int(when), score=-round(score, 9), changed=int(changed),
+                files=tuple(paths.get(commit_id, ())),
+                matched=tuple(sorted(wanted & set(f"{subject} {body}".split()))),
+            )
+            for commit_id, score, subject, body, sha, when, changed in rows
+        ]  # fmt: skip
+        # ties break by commit id, not by row id (which depends on what was stored before)
+        return sorted(hits, key=lambda h: (-h.score, h.sha))[:limit]
+
 
 class ReplayMiss(UsageError):
     """A replayed view was asked what its recording never answered."""
@@ -284,6 +326,9 @@ class MemoryView:
     frequencies: Mapping[str, int] = field(default_factory=dict)
     named: frozenset[str] | None = None  # names whose definitions are all in ``symbols``
     covered: frozenset[str] | None = None  # paths whose definitions are all in ``symbols``
+    # history answers per query (``(terms, limit)``); None: recorded without a history, so
+    # every query has none
+    history_answers: Mapping[HistoryKey, Sequence[PastCommit]] | None = None
     strict: bool = False
 
     def __post_init__(self) -> None:
@@ -336,6 +381,16 @@ class MemoryView:
     def edges(self) -> list[Edge]:
         return list(self.edge_list)
 
+    def history(self, terms: Sequence[str], limit: int) -> list[PastCommit]:
+        if not terms or limit <= 0 or self.history_answers is None:
+            return []
+        key = (tuple(terms), limit)
+        if key in self.history_answers:
+            return list(self.history_answers[key])
+        if self.strict:
+            raise ReplayMiss(f"no recorded history answer for {len(terms)} term(s)")
+        return []
+
 
 @dataclass(slots=True)
 class RecordingView:
@@ -347,6 +402,7 @@ class RecordingView:
     symbols: dict[tuple[str, int, int, str], SymbolSpan] = field(default_factory=dict)
     named: set[str] = field(default_factory=set)
     covered: set[str] = field(default_factory=set)
+    history_answers: dict[HistoryKey, list[PastCommit]] = field(default_factory=dict)
 
     def files(self) -> dict[str, FileInfo]:
         return self.inner.files()
@@ -387,6 +443,12 @@ class RecordingView:
     def edges(self) -> list[Edge]:
         return self.inner.edges()
 
+    def history(self, terms: Sequence[str], limit: int) -> list[PastCommit]:
+        hits = self.inner.history(terms, limit)
+        if terms and limit > 0:
+            self.history_answers[(tuple(terms), limit)] = list(hits)
+        return hits
+
     def replay(self) -> MemoryView:
         """A strict view giving exactly the answers recorded so far (and the whole file
         table, omissions and graph)."""
@@ -399,6 +461,7 @@ class RecordingView:
             frequencies=dict(self.frequencies),
             named=frozenset(self.named),
             covered=frozenset(self.covered),
+            history_answers=dict(self.history_answers),
             strict=True,
         )
 
@@ -436,7 +499,25 @@ def view_to_dict(view: MemoryView) -> dict[str, Any]:
         "frequencies": dict(sorted(view.frequencies.items())),
         "named": sorted(view.named or ()),
         "covered": sorted(number[p] for p in view.covered or ()),
+        "history": None
+        if view.history_answers is None
+        else [
+            [list(terms), limit, [_commit_doc(c, number) for c in hits]]
+            for (terms, limit), hits in sorted(view.history_answers.items())
+        ],
     }
+
+
+def _commit_doc(c: PastCommit, number: Mapping[str, int]) -> list[Any]:
+    return [c.sha, c.time, c.score, [number[p] for p in c.files], c.changed, list(c.matched)]
+
+
+def _commit_of(doc: Sequence[Any], paths: Sequence[str]) -> PastCommit:
+    sha, when, score, files, changed, matched = doc
+    return PastCommit(
+        sha=str(sha), time=int(when), score=float(score), changed=int(changed),
+        files=tuple(paths[i] for i in files), matched=tuple(map(str, matched)),
+    )  # fmt: skip
 
 
 def view_from_dict(doc: Mapping[str, Any]) -> MemoryView:
@@ -476,6 +557,13 @@ def view_from_dict(doc: Mapping[str, Any]) -> MemoryView:
             frequencies={str(t): int(n) for t, n in doc["frequencies"].items()},
             named=frozenset(doc["named"]),
             covered=frozenset(paths[i] for i in doc["covered"]),
+            # a recording from before history was recorded answers no history query
+            history_answers=None
+            if doc.get("history") is None
+            else {
+                (tuple(terms), int(limit)): [_commit_of(c, paths) for c in hits]
+                for terms, limit, hits in doc["history"]
+            },
             strict=True,
         )
     except (KeyError, IndexError, TypeError, ValueError) as exc:

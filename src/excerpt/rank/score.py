@@ -1,10 +1,10 @@
 """Fuse the ranking signals (``excerpt.rank.signals``) into ranked candidates. Pure.
 
 The order is fixed here and nowhere else: the evidence signals (lexical, named paths,
-frames, defined names, changed paths) add up; the import graph then lifts neighbours of the
-strongest files; demotions scale what describes rather than makes the product; with nothing
-found, the repository's overview is offered. Pins lift a file into a tier that outranks any
-score. Order is deterministic: tier, score, then path.
+frames, defined names, past commits, changed paths) add up; the import graph then lifts
+neighbours of the strongest files; demotions scale what describes rather than makes the
+product; with nothing found, the repository's overview is offered. Pins lift a file into a
+tier that outranks any score. Order is deterministic: tier, score, then path.
 """
 
 from __future__ import annotations
@@ -13,15 +13,17 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from excerpt.index.history import history_enabled
 from excerpt.index.view import IndexView
 from excerpt.rank import signals
+from excerpt.rank.history import history
 from excerpt.rank.signals import Anchor, Contribution, Reason, Standing
 from excerpt.rank.task import Task
 from excerpt.rank.weights import Weights, default_weights
 
 __all__ = ["SIGNALS", "Anchor", "Candidate", "Reason", "rank_files"]
 
-SIGNALS = ("lexical", "path", "scope", "stack_frame", "defines", "graph", "demoted")
+SIGNALS = ("lexical", "path", "scope", "stack_frame", "defines", "history", "graph", "demoted")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,6 +86,8 @@ def rank_files(
         _add(totals, signals.frames(task, files, by_name, w))
     if "defines" not in without:
         _add(totals, signals.named_symbols(task, view, files, w))
+    if "history" not in without and history_enabled():
+        _add(totals, history(task, view, files, w))
     _add(totals, signals.changed(changed, files, w))
     if "graph" not in without:
         graph_edges = edges if edges is not None else view.edges()

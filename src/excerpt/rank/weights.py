@@ -93,6 +93,15 @@ class Weights:
     breadth: int
     whole_shares: tuple[float, ...]
     gap_lines: int
+    history_gain: float
+    history_title_gain: float
+    history_commits: int
+    history_terms: int
+    history_rank_decay: float
+    history_cap: float
+    history_spread: float
+    history_test_factor: float
+    history_other_factor: float
 
 
 _TYPES = {f.name: str(f.type) for f in dataclasses.fields(Weights)}

@@ -254,3 +254,12 @@ def test_a_secret_in_a_commit_message_never_reaches_the_index(
     assert {"rotate", "deploy", "token"} <= vocabulary
     assert not set(terms(value)) & vocabulary
     assert value.encode() not in db.read_bytes()
+
+
+def test_the_history_reason_has_a_code_of_its_own_in_markdown() -> None:
+    from excerpt.render.packs import _code_of
+
+    detail = "changed by a past commit matching the task (57993a1ab377: commit, history)"
+    code, legend, specific = _code_of({"signal": "history", "detail": detail})
+    assert (code, specific) == ("past", "57993a1ab377: commit, history")
+    assert legend != "history"

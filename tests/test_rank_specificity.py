@@ -151,9 +151,12 @@ SYMBOLS = [
 ]
 
 
+FOLLOW = dataclasses.replace(default_weights(), follow_regions=2)
+
+
 def test_a_chosen_method_brings_its_class_header_its_callee_and_its_caller() -> None:
     anchors = [Anchor(5, 7, 1.0, "defines")]
-    regions = choose_regions(len(MODULE), SYMBOLS, anchors, [], lines=MODULE)
+    regions = choose_regions(len(MODULE), SYMBOLS, anchors, [], lines=MODULE, geometry=FOLLOW)
     covered = {n for r in regions for n in range(r.start_line, r.end_line + 1)}
     # the method, its class's head, the helper it calls and the function calling it; not the
     # function that has nothing to do with it
@@ -170,13 +173,18 @@ def test_a_chosen_method_brings_its_class_header_its_callee_and_its_caller() -> 
 def test_following_the_code_never_overlaps_what_was_chosen_and_stops_at_a_window() -> None:
     # ``size`` and ``put`` both chosen: the header is taken once, nothing overlaps
     anchors = [Anchor(5, 7, 1.0, "defines"), Anchor(9, 10, 0.8, "defines")]
-    regions = choose_regions(len(MODULE), SYMBOLS, anchors, [], lines=MODULE)
+    regions = choose_regions(len(MODULE), SYMBOLS, anchors, [], lines=MODULE, geometry=FOLLOW)
     spans = sorted((r.start_line, r.end_line) for r in regions)
     assert all(a[1] < b[0] for a, b in itertools.pairwise(spans))
     assert sum(r.signal == "header" for r in regions) <= 1
     # a line outside any symbol is a window: it leads nowhere
     windowed = choose_regions(
-        len(MODULE), SYMBOLS, [Anchor(21, 21, 1.0, "stack_frame")], [], lines=MODULE
+        len(MODULE),
+        SYMBOLS,
+        [Anchor(21, 21, 1.0, "stack_frame")],
+        [],
+        lines=MODULE,
+        geometry=FOLLOW,
     )
     assert {r.signal for r in windowed} == {"stack_frame"}
 

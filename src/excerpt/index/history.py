@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from excerpt.core import git
-from excerpt.core.secrets import secret_lines
+from excerpt.core.secrets import without_secret_lines
 from excerpt.errors import GitFault
 
 __all__ = [
@@ -173,7 +173,7 @@ def _read_commits(source: HistorySource, shas: Sequence[str]) -> list[HistoryCom
         )
         for sha in chunk:
             when, message = messages.get(sha, (0, ""))
-            subject, _, body = _without_secrets(message).strip().partition("\n")
+            subject, _, body = without_secret_lines(message).strip().partition("\n")
             kept, changed = paths.get(sha, ((), 0))
             out.append(HistoryCommit(sha, when, subject, body, kept, changed))
     return out
@@ -332,17 +332,3 @@ def _utf8(path: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _without_secrets(message: str) -> str:
-    """The message with every line the secret detector flags blanked: the index never
-    holds a secret, not even as terms."""
-    findings = secret_lines(message)
-    if not findings:
-        return message
-    lines = message.split("\n")
-    for finding in findings:
-        for number in range(finding.start_line, finding.end_line + 1):
-            if number <= len(lines):
-                lines[number - 1] = ""
-    return "\n".join(lines)

@@ -9,7 +9,7 @@ import hashlib
 from pathlib import Path
 
 from excerpt.core.lines import line_count as count_lines
-from excerpt.core.secrets import secret_lines
+from excerpt.core.secrets import without_secret_lines
 from excerpt.core.settings import Limits
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.index.extract import Extraction, extract
@@ -40,19 +40,6 @@ def _decode(content: FileContent) -> str:
     return content.data.decode(codec, "replace")
 
 
-def _without_secrets(text: str) -> str:
-    """``text`` with every line the secret detector flags blanked: the index never holds
-    a secret, not even as terms."""
-    findings = secret_lines(text)
-    if not findings:
-        return text
-    lines = text.split("\n")
-    for finding in findings:
-        for number in range(finding.start_line, finding.end_line + 1):
-            lines[number - 1] = ""
-    return "\n".join(lines)
-
-
 def record_from_content(content: FileContent) -> FileRecord:
     """The index record of a file's verified bytes."""
     path = content.path
@@ -75,7 +62,7 @@ def record_from_content(content: FileContent) -> FileRecord:
     lexicon = (
         lexicon_text(path.replace("/", " ").replace(".", " ").replace("-", " ")),
         lexicon_text(" ".join(s.name for s in extraction.symbols)),
-        lexicon_text(_without_secrets(_decode(content))),
+        lexicon_text(without_secret_lines(_decode(content))),
     )
     return FileRecord(
         path=path, size=content.size, mtime_ns=content.mtime_ns, sha256=content.sha256,

@@ -32,9 +32,9 @@ class Region:
     kind: Literal["symbol", "window", "file"]
     weight: float
     focus: int  # the line a fragment should keep if the region must be cut
-    signal: (
-        str  # what put it here: stack_frame | defines | match | head | calls | called_by | header
-    )
+    # what put it here: stack_frame | defines | match | head, or, following the code from
+    # those: header | calls | called_by
+    signal: str
 
 
 def line_matches(
@@ -184,6 +184,7 @@ def _followed(
         by_name.setdefault(each.name, []).append(each)
     taken = [(r.start_line, r.end_line) for r in regions]
     out: list[Region] = []
+    text = "".join(lines[:_SCAN_LINES])  # where callers are looked for, once per file
 
     def add(
         start: int, end: int, kind: Literal["symbol", "window"], weight: float, why: str
@@ -212,7 +213,6 @@ def _followed(
         if sym.kind in _CONTAINERS:
             continue  # a class is "called" wherever it is built: its callers lead nowhere
         caller = re.compile(r"\b" + re.escape(sym.name) + r"\s*\(")
-        text = "".join(lines[:_SCAN_LINES])
         found = 0
         for number in lines_matching(caller, text):
             holder = _innermost(symbols, number)

@@ -58,6 +58,10 @@ _CODES: dict[tuple[str, str], tuple[str, str]] = {
         "changed",
         "in the work tree, or named as changed",
     ),
+    ("history", "changed by a past commit matching the task"): (
+        "past",
+        "a past commit matching the task changed it",
+    ),
     ("fallback", "nothing in the task matched: repository overview"): (
         "overview",
         "nothing matched: repository overview",

@@ -39,6 +39,7 @@ __all__ = [
     "decode_for_scan",
     "scan_text",
     "secret_lines",
+    "without_secret_lines",
 ]
 
 
@@ -65,3 +66,16 @@ def secret_lines(text: str) -> list[Finding]:
     the natural-language filter estimated without the vocabulary (fast, and on the side of
     excluding)."""
     return scan(text, tokens=approximate_tokens, salt=None)
+
+
+def without_secret_lines(text: str) -> str:
+    """``text`` with every line ``secret_lines`` flags blanked (the line breaks kept): what
+    the index may hold, not even a secret's terms."""
+    findings = secret_lines(text)
+    if not findings:
+        return text
+    lines = text.split("\n")
+    for finding in findings:
+        for number in range(finding.start_line, min(finding.end_line, len(lines)) + 1):
+            lines[number - 1] = ""
+    return "\n".join(lines)

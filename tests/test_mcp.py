@@ -64,7 +64,7 @@ TOOLS = {
 }
 PROPERTIES = {
     "context_plan": {"task", "budget", "changed_paths", "format"},
-    "context_pack": {"task", "budget", "changed_paths", "format", "fill"},
+    "context_pack": {"task", "budget", "changed_paths", "format", "stop_short"},
     "context_retrieve": {"handles", "budget"},
     "index_status": set(),
     "harness_infer": {"use_ci"},

@@ -5,7 +5,6 @@ rest is noise (SPEC §3.1, §3.2, §4)."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +114,7 @@ def _plan(shop: Path, task: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("task", [TASK, VAGUE, NOTHING], ids=["specific", "vague", "nothing"])
-@pytest.mark.parametrize("fill", [False, True], ids=["default", "fill"])
+@pytest.mark.parametrize("fill", [True, False], ids=["default", "stop-short"])
 def test_roles_and_confidence_validate_against_the_pack_and_plan_schemas(
     shop: Path, task: str, fill: bool
 ) -> None:
@@ -156,19 +155,26 @@ def test_a_schema_refuses_an_item_without_a_role() -> None:
 def test_the_test_of_a_primary_file_arrives_as_related_with_the_function_naming_it(
     shop: Path,
 ) -> None:
-    """The task's words are in the source file only; its test reaches the pack through the
-    index's test association, showing the test function that calls the primary's code."""
-    done = _pack(shop, TASK, 4000)
+    """The task's words are in the source file only; its test reaches a pack that stops
+    short through the index's test association, showing the test function that calls the
+    primary's code, after the files confident enough to serve."""
+    done = _pack(shop, TASK, 4000, fill=False)
     items = done.pack.to_dict()["items"]
     paths = list(dict.fromkeys(i["path"] for i in items))
     assert paths[0] == "shop/pricing.py" and items[0]["role"] == "primary"
-    assert paths[1] == "tests/test_pricing.py"  # right after the primary files
+    assert paths[-1] == "tests/test_pricing.py"  # in the room the ranked files left
     tests = [i for i in items if i["path"] == "tests/test_pricing.py"]
     assert all(t["role"] == "related" and t["related_to"] == "shop/pricing.py" for t in tests)
     served = "".join(t["text"] for t in tests)
     assert "def test_apply_discount_takes_the_share_off" in served
     assert "def test_nothing_here" not in served
-    assert "## 2. `tests/test_pricing.py` · tests 1" in done.text
+    assert f"## {len(paths)}. `tests/test_pricing.py` · tests 1" in done.text
+    # a filled pack spends its budget on ranked files; the test stays listed in its JSON
+    filled = _pack(shop, TASK, 4000).pack.to_dict()
+    held = [o for o in filled["omitted"] if o.get("related_to") == "shop/pricing.py"]
+    filled_paths = {i["path"] for i in filled["items"]}
+    assert held or "tests/test_pricing.py" in filled_paths
+    assert all(o["path"] == "tests/test_pricing.py" and o["handle"] for o in held)
     plan = _plan(shop, TASK)
     related = [c for c in plan["candidates"] if c.get("related_to") == "shop/pricing.py"]
     assert {c["path"] for c in related} == {"tests/test_pricing.py"}
@@ -233,12 +239,12 @@ def test_a_coefficient_list_of_the_wrong_length_is_refused() -> None:
 # -- stopping short ----------------------------------------------------------------------------
 
 
-def test_a_task_matching_nothing_specific_stops_short_and_fill_fills(
+def test_a_task_matching_nothing_specific_stops_short_when_asked_and_fills_by_default(
     shop: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Nothing matches: the overview's first file is offered, the rest of it only when
-    asked to fill, and the pack says it stopped short."""
-    short = _pack(shop, NOTHING, 16000)
+    """Nothing matches: asked to stop short, the pack offers the overview's first file and
+    says it stopped short; by default it fills its budget."""
+    short = _pack(shop, NOTHING, 16000, fill=False)
     budget = short.pack.to_dict()["budget"]
     stop = budget["stopped_short"]
     assert stop["reason"] == "low_confidence"
@@ -248,31 +254,31 @@ def test_a_task_matching_nothing_specific_stops_short_and_fill_fills(
     withheld = [o for o in short.pack.to_dict()["omitted"] if "confidence" in o]
     assert {o["path"] for o in withheld} == {"pyproject.toml", "Makefile"}
     assert all(o["reason"] == "budget" and o["confidence"] < stop["floor"] for o in withheld)
-    full = _pack(shop, NOTHING, 16000, fill=True)
+    full = _pack(shop, NOTHING, 16000)
     assert "stopped_short" not in full.pack.to_dict()["budget"]
     assert {i.path for i in full.pack.items} == {"README.md", "pyproject.toml", "Makefile"}
     assert "Stopped short" not in full.text and len(full.text.encode("utf-8")) <= 16000
-    code = main(["pack", NOTHING, "--repo", str(shop), "--budget", "16000", "--fill", "--json"])
-    assert code == 0
+    args = ["pack", NOTHING, "--repo", str(shop), "--budget", "16000", "--json"]
+    assert main(args) == 0
     assert len(json.loads(capsys.readouterr().out)["items"]) == 3
+    assert main([*args, "--stop-short"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [i["path"] for i in out["items"]] == ["README.md"]
+    assert out["budget"]["stopped_short"]["reason"] == "low_confidence"
 
 
 @pytest.mark.parametrize("task", [TASK, VAGUE], ids=["specific", "vague"])
-def test_a_pack_serves_primary_files_then_their_tests_then_what_clears_the_floor(
+def test_a_pack_that_stops_short_serves_what_clears_the_floor_then_the_tests(
     shop: Path, task: str
 ) -> None:
     floor = default_weights().pack_floor
-    pack = _pack(shop, task, 32000).pack.to_dict()
-    groups = []
+    pack = _pack(shop, task, 32000, fill=False).pack.to_dict()
+    ranked = [i["rank"] for i in pack["items"] if "related_to" not in i]
+    assert ranked == sorted(ranked)
     for item in pack["items"]:
-        if item["role"] == "primary":
-            groups.append(0)
-        elif "related_to" in item:
-            groups.append(1)
-        else:
-            assert item["confidence"] >= floor, item["path"]
-            groups.append(2)
-    assert groups == sorted(groups)
+        assert item["confidence"] >= floor or "related_to" in item, item["path"]
+    tests = [n for n, i in enumerate(pack["items"]) if "related_to" in i]
+    assert tests == list(range(len(pack["items"]) - len(tests), len(pack["items"])))
     withheld = [o for o in pack["omitted"] if "confidence" in o]
     assert all(o["confidence"] < floor for o in withheld)
     if "stopped_short" in pack["budget"]:
@@ -335,9 +341,15 @@ def test_primary_precision_and_recall_are_per_task_means_over_tasks_with_gold() 
     assert got["bytes_used"] == {"4000": 0.5} and got["stopped_short"] == {"4000": 1.0}
 
 
-def test_the_markdown_says_each_role_compactly(shop: Path) -> None:
-    text = _pack(shop, TASK, 8000).text
-    headers = [line for line in text.splitlines() if re.match(r"## \d+\. `", line)]
-    for header in headers:
-        role = header.split(" · ")[1]
-        assert re.fullmatch(r"(primary|related) [01]\.\d\d|tests \d+|test", role), header
+def test_the_markdown_names_the_primary_files_once_in_the_room_the_excerpts_leave(
+    shop: Path,
+) -> None:
+    done = _pack(shop, TASK, 8000)
+    pack = done.pack.to_dict()
+    files = list(dict.fromkeys(i["path"] for i in pack["items"]))
+    sure = {i["path"]: i["confidence"] for i in pack["items"] if i["role"] == "primary"}
+    shown = ", ".join(f"{files.index(p) + 1} ({c:.2f})" for p, c in sure.items())
+    assert f"Likely to change: {shown}." in done.text.splitlines()
+    # the line never costs an excerpt: with it, the same excerpts as a selection measured
+    # without it
+    assert len(done.text.encode("utf-8")) <= 8000

@@ -101,10 +101,10 @@ def register(sub: Any) -> None:
     )
     _common(pack)
     pack.add_argument(
-        "--fill",
+        "--stop-short",
         action="store_true",
-        help="fill the budget even when every file left is unlikely to matter (by default a"
-        " pack may stop short of it when confidence says the rest is noise, and says so)",
+        help="leave budget unused when every file left is unlikely to matter (below the"
+        " confidence floor), and say so; by default a pack fills its budget",
     )
     pack.set_defaults(handler=run_pack)
 
@@ -120,7 +120,7 @@ def _request(args: argparse.Namespace) -> PackRequest:
         changed=tuple(args.changed or ()),
         changed_from_git=args.changed_from_git,
         graph_file=args.graph,
-        fill=getattr(args, "fill", False),
+        fill=not getattr(args, "stop_short", False),
     )
 
 

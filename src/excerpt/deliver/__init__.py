@@ -104,10 +104,10 @@ def fit_pack(
     retrieve: str = "`excerpt get HANDLE`",
     notes: Sequence[str] = (),
     limit: int | None = None,
-    fill: bool = False,
+    fill: bool = True,
 ) -> Delivered:
-    """Select from a prepared ranking the most excerpt text whose rendering fits (with
-    ``fill``, even the files whose confidence says they are noise).
+    """Select from a prepared ranking the most excerpt text whose rendering fits (without
+    ``fill``, none of the files whose confidence says they are noise).
 
     Raises:
         UsageError: not even an empty pack's rendering fits.

@@ -445,7 +445,7 @@ def _score(
     )  # fmt: skip
     packs = [fit_pack(prep, task.problem_statement, b).pack for b in budgets]
     latency = time.perf_counter() - started
-    filled = [fit_pack(prep, task.problem_statement, b, fill=True).pack for b in budgets]
+    short = [fit_pack(prep, task.problem_statement, b, fill=False).pack for b in budgets]
     ranked = list(dict.fromkeys(c.path for c in prep.candidates))[:TOP]
     started = time.perf_counter()
     baseline = bm25_ranking(inputs.view, task.problem_statement)
@@ -453,12 +453,12 @@ def _score(
     gold = set(inputs.gold_present)
     ablations = _ablations(task, inputs.view, gold, inputs.weights) if ablate else {}
     lines = {p: r for p, r in task.gold_changed_lines.items() if p in gold}
-    coverage, coverage_fill = (
+    coverage, coverage_short = (
         {
             str(b): line_coverage(lines, [(i.path, i.start_line, i.end_line) for i in pack.items])
             for b, pack in zip(budgets, chosen, strict=True)
         }
-        for chosen in (packs, filled)
+        for chosen in (packs, short)
     )
     baseline_cov = {str(b): _baseline_coverage(inputs.raw, baseline, lines, b) for b in budgets}
     return {
@@ -470,8 +470,8 @@ def _score(
             **_file_metrics(ranked, gold),
             "line_coverage": coverage,
             "latency_s": latency,
-            **primary_metrics(prep, packs, filled, budgets, gold),
-            "line_coverage_fill": coverage_fill,
+            **primary_metrics(prep, packs, short, budgets, gold),
+            "line_coverage_short": coverage_short,
         },
         "calibration": calibration_rows(prep, gold),
         "bm25": {

@@ -1,7 +1,7 @@
 """The localization benchmark's figures on primary files, stopping short and related tests.
 
 Per task: precision and recall of the ``primary`` files against the gold files, the share of
-each budget a pack used (by default, and filled), the features and labels the confidence is
+each budget a pack used (by default, and stopping short), the features and labels the confidence is
 calibrated on, and whether a test file the fix touched reached the largest pack. Summaries
 are per-task means; the related-tests share counts only the tasks whose fix commit the git
 directory holds and whose fix touched a test file, and says how many those were.
@@ -34,12 +34,13 @@ RELATED_BUDGET = 32000  # the pack a related test must reach
 def primary_metrics(
     prep: Prepared,
     packs: Sequence[Pack],
-    filled: Sequence[Pack],
+    short: Sequence[Pack],
     budgets: Sequence[int],
     gold: set[str],
 ) -> dict[str, Any]:
     """One task's primary files and their precision and recall (None without gold files),
-    the share of each budget used (default and filled), and the paths each pack served."""
+    the share of each budget used (by default and stopping short), whether the latter
+    stopped short, and the paths each default pack served."""
     primary = set(prep.primary)
     hit = len(primary & gold)
     return {
@@ -47,9 +48,9 @@ def primary_metrics(
         "primary_precision": hit / len(primary) if primary and gold else None,
         "primary_recall": hit / len(gold) if gold else None,
         "bytes_used": {str(b): _share(p) for b, p in zip(budgets, packs, strict=True)},
-        "bytes_used_fill": {str(b): _share(p) for b, p in zip(budgets, filled, strict=True)},
+        "bytes_used_short": {str(b): _share(p) for b, p in zip(budgets, short, strict=True)},
         "stopped_short": {
-            str(b): p.stopped_short is not None for b, p in zip(budgets, packs, strict=True)
+            str(b): p.stopped_short is not None for b, p in zip(budgets, short, strict=True)
         },
         "served": {
             str(b): sorted({i.path for i in p.items}) for b, p in zip(budgets, packs, strict=True)
@@ -91,8 +92,8 @@ def related_tests_hit(
 
 
 def primary_summary(rows: Sequence[dict[str, Any]], budgets: Sequence[int]) -> dict[str, Any]:
-    """Means over tasks: primary precision and recall, bytes used, coverage when filled, the
-    share of packs that stopped short, and the related-tests share."""
+    """Means over tasks: primary precision and recall, bytes used, coverage when stopping short,
+    the share of such packs that did, and the related-tests share."""
     runs = [r["excerpt"] for r in rows]
     precision = [r["primary_precision"] for r in runs if r.get("primary_precision") is not None]
     recall = [r["primary_recall"] for r in runs if r.get("primary_recall") is not None]
@@ -104,7 +105,7 @@ def primary_summary(rows: Sequence[dict[str, Any]], budgets: Sequence[int]) -> d
             "tasks": len(recall),
         }
     }
-    for key in ("bytes_used", "bytes_used_fill", "line_coverage_fill", "stopped_short"):
+    for key in ("bytes_used", "bytes_used_short", "line_coverage_short", "stopped_short"):
         out[key] = {
             str(b): round(mean(float(r[key][str(b)]) for r in runs if key in r), 4) for b in budgets
         }
@@ -132,14 +133,15 @@ def primary_table(report: dict[str, Any], budgets: Sequence[int]) -> list[str]:
     for b in budgets:
         key = str(b)
         lines.append(
-            f"| line coverage @ {b} B, filled | {report['line_coverage_fill'][key] * 100:.1f} | — |"
+            f"| line coverage @ {b} B, stop-short |"
+            f" {report['line_coverage_short'][key] * 100:.1f} | — |"
         )
         lines.append(
-            f"| budget used @ {b} B (filled) | {report['bytes_used'][key] * 100:.1f}"
-            f" ({report['bytes_used_fill'][key] * 100:.1f}) | — |"
+            f"| budget used @ {b} B (stop-short) | {report['bytes_used'][key] * 100:.1f}"
+            f" ({report['bytes_used_short'][key] * 100:.1f}) | — |"
         )
         lines.append(
-            f"| packs stopped short @ {b} B | {report['stopped_short'][key] * 100:.1f} | — |"
+            f"| stop-short packs that did @ {b} B | {report['stopped_short'][key] * 100:.1f} | — |"
         )
     rel = report["related_tests"]
     lines.append(

@@ -82,11 +82,11 @@ Handles = Annotated[
         description="Handles from a pack (PATH#L<start>-L<end>@<16 hex>) to re-read.",
     ),
 ]
-Fill = Annotated[
+StopShort = Annotated[
     bool,
     Field(
-        description="Fill the budget even when every file left is unlikely to matter (default "
-        "false: a pack may stop short when confidence says the rest is noise, and says so)."
+        description="Leave budget unused when every file left is unlikely to matter (below "
+        "the confidence floor), and say so (default false: fill the budget)."
     ),
 ]
 UseCi = Annotated[
@@ -180,7 +180,7 @@ async def context_pack(
     budget: Budget = None,
     changed_paths: ChangedPaths = None,
     format: Format = "md",
-    fill: Fill = False,
+    stop_short: StopShort = False,
 ) -> CallToolResult:
     """Return the exact lines to read first for a task; the whole result stays within a
     hard byte budget. Each excerpt comes with its path, line range, a handle (for
@@ -190,7 +190,7 @@ async def context_pack(
     root, first = session.root(roots), session.first_index()
     size = budget or client.default_budget
     notes = [n for n in (_first_note(first).strip(), budget_note(client, size)) if n]
-    request = _request(root, task, size, changed_paths, session, fill)
+    request = _request(root, task, size, changed_paths, session, not stop_short)
 
     def pack() -> CallToolResult:
         done = build_pack(
@@ -319,7 +319,7 @@ def _request(
     budget: int,
     changed: list[str] | None,
     session: ServedRepo,
-    fill: bool = False,
+    fill: bool = True,
 ) -> Callable[[], PackRequest]:
     """A deferred request: building it validates, and that must happen inside ``_call`` so a
     refusal (an empty task) becomes a tool error with its reason."""

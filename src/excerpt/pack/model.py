@@ -89,6 +89,7 @@ class OmittedDict(TypedDict):
     duplicate_of: NotRequired[str]
     handle: NotRequired[str]
     confidence: NotRequired[float]
+    related_to: NotRequired[str]
 
 
 class StoppedShortDict(TypedDict):
@@ -208,6 +209,7 @@ class Omitted:
     duplicate_of: str | None = None  # reason ``duplicate``: the path served in its place
     handle: str | None = None  # a region left out of a readable file: ask for it by handle
     confidence: float | None = None  # left out for its file's low confidence: that confidence
+    related_to: str | None = None  # a test of a primary file left out: the file it tests
 
     def __post_init__(self) -> None:
         if self.reason not in _OMISSION_REASONS:
@@ -219,7 +221,7 @@ class Omitted:
             return cast(OmittedDict, out)
         for key in (
             "score", "bytes_needed", "start_line", "end_line", "duplicate_of", "handle",
-            "confidence",
+            "confidence", "related_to",
         ):  # fmt: skip
             value = getattr(self, key)
             if value is not None:

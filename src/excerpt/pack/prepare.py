@@ -50,7 +50,7 @@ class PackRequest:
     graph_file: Path | None = None
     cache_dir: Path | None = None
     use_graph: bool = True  # False: rank without graph neighbours (for equal-budget evals)
-    fill: bool = False  # fill the budget even when confidence says the rest is noise
+    fill: bool = True  # False: stop short of the budget when confidence says the rest is noise
 
     def __post_init__(self) -> None:
         if not 0 <= self.budget <= MAX_BUDGET:

@@ -164,7 +164,9 @@ def _why(reasons: Sequence[Mapping[str, str]], legend: dict[str, str]) -> str:
 
 
 def _role(item: Mapping[str, Any], number: Mapping[str, int]) -> str:
-    """`` · primary 0.91``, `` · related 0.12``, or `` · tests 1`` for a test of file 1."""
+    """`` · tests 1`` for a test of file 1, `` · test`` for the task's best-ranked test, else
+    nothing (the primary files are named once, in ``_primary``; every confidence is in the
+    JSON): a label costs the excerpts' bytes."""
     if item.get("role") is None:
         return ""
     subject = item.get("related_to")
@@ -172,7 +174,17 @@ def _role(item: Mapping[str, Any], number: Mapping[str, int]) -> str:
         return f" · tests {number[subject]}"
     if any(r["detail"] == _RELATED_TESTS[1] for r in item["reasons"]):
         return " · test"
-    return f" · {item['role']} {item['confidence']:.2f}"
+    return ""
+
+
+def _primary(items: Sequence[Mapping[str, Any]], number: Mapping[str, int]) -> str:
+    """``Likely to change: 1 (0.91), 3 (0.40).``: the primary files by number, with the
+    calibrated confidence that the change touches each."""
+    sure = {i["path"]: i["confidence"] for i in items if i.get("role") == "primary"}
+    if not sure:
+        return ""
+    shown = ", ".join(f"{number[p]} ({c:.2f})" for p, c in sure.items())
+    return f"Likely to change: {shown}."
 
 
 def _lines_reason(reasons: Sequence[Mapping[str, str]]) -> str:
@@ -209,12 +221,13 @@ def _left_out(omitted: Sequence[Mapping[str, Any]]) -> str:
 
 def _next(omitted: Sequence[Mapping[str, Any]], limit: int) -> list[str]:
     """The best left-out region of each file, by score: what to ask for next (three, and
-    one more for each 2,500 bytes of room, up to ten)."""
+    one more for each 2,500 bytes of room, up to ten). A primary file's test left out is in
+    the JSON (``related_to``), not here: every entry costs a filled pack's excerpts bytes."""
     most = min(_NEXT_SHOWN, max(3, limit // 2500))
     seen: set[str] = set()
     out = []
     for entry in omitted:
-        if entry.get("handle") is None or entry["path"] in seen:
+        if entry.get("handle") is None or entry["path"] in seen or entry.get("related_to"):
             continue
         seen.add(entry["path"])
         out.append(f"- `{escape_controls(entry['handle'])}` {entry.get('bytes_needed', 0):,} B")
@@ -247,7 +260,7 @@ def render_pack_md(
     if short is not None:
         guide += (
             f" Stopped short of the budget: every file left is below confidence"
-            f" {short['floor']:.2f} (fill to use it all)."
+            f" {short['floor']:.2f} (ask without stop-short to use it all)."
         )
     legend: dict[str, str] = {}
     body: list[str] = []
@@ -277,14 +290,17 @@ def render_pack_md(
     tail = ["", f"## Left out: {len(omitted)} ({_left_out(omitted)})"] if omitted else []
     shown = _next(omitted, limit)
     notes_, guide_, legend_ = list(notes), [guide], [_legend(legend)] if legend else []
+    # the primary files' line takes only room the excerpts left: a selection is measured
+    # without it, so it never costs an excerpt its bytes
+    primary_ = [line for line in (_primary(items, number),) if line and trim]
 
     def assemble() -> list[str]:
         nexts = ["Next by rank:", *shown] if shown else []
-        return [head[0], *notes_, head[1], *guide_, *legend_, *body, *tail, *nexts]
+        return [head[0], *notes_, head[1], *guide_, *primary_, *legend_, *body, *tail, *nexts]
 
-    # what gives way, in order: the legend, the next regions one by one, notes (the guide,
-    # how to ask for more, stays)
-    for drop in (legend_, shown, notes_):
+    # what gives way, in order: the primary files' line (the JSON keeps every confidence),
+    # the legend, the next regions one by one, notes (the guide, how to ask for more, stays)
+    for drop in (primary_, legend_, shown, notes_):
         while trim and drop and _size(assemble()) > limit:
             drop.pop()
     return "\n".join(assemble()) + "\n"

@@ -40,7 +40,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.server import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp.types import LATEST_PROTOCOL_VERSION, CallToolResult, ListRootsResult, Root
+from mcp.types import LATEST_PROTOCOL_VERSION, CallToolResult, ListRootsResult, Root, TextContent
 from pydantic import FileUrl
 
 from conftest import git_commit_all, tree_snapshot, write_tree
@@ -64,7 +64,7 @@ TOOLS = {
 }
 PROPERTIES = {
     "context_plan": {"task", "budget", "changed_paths", "format"},
-    "context_pack": {"task", "budget", "changed_paths", "format", "stop_short"},
+    "context_pack": {"task", "budget", "changed_paths", "format", "stop_short", "exclude"},
     "context_retrieve": {"handles", "budget"},
     "index_status": set(),
     "harness_infer": {"use_ci"},
@@ -1018,6 +1018,35 @@ def test_a_session_calling_every_tool_leaves_the_repository_untouched(
     results = with_session(in_process(repo, cache_dir), body)
     assert [r.is_error is True for r in results] == [False] * 5 + [True, False]
     assert tree_snapshot(repo) == before
+
+
+def test_context_pack_exclude_sends_held_excerpts_once(
+    make_repo: Callable[..., Path], cache_dir: Path
+) -> None:
+    """Handles the agent holds come back as already held, not as text; a malformed one is a
+    tool error with its reason."""
+    repo = make_repo(SHOP)
+
+    async def body(client: Client) -> list[CallToolResult]:
+        first = await client.call_tool("context_pack", {"task": TASK, "format": "json"})
+        assert first.structured_content is not None
+        held = [i["handle"] for i in first.structured_content["items"][:1]]
+        again = await client.call_tool(
+            "context_pack", {"task": TASK, "format": "json", "exclude": held}
+        )
+        text = await client.call_tool("context_pack", {"task": TASK, "exclude": held})
+        bad = await client.call_tool("context_pack", {"task": TASK, "exclude": ["x#L1"]})
+        return [first, again, text, bad]
+
+    first, again, text, bad = with_session(in_process(repo, cache_dir), body)
+    assert first.structured_content is not None and again.structured_content is not None
+    (held,) = again.structured_content["already_held"]
+    assert held == first.structured_content["items"][0]["handle"]
+    assert held not in {i["handle"] for i in again.structured_content["items"]}
+    shown = "".join(c.text for c in text.content if isinstance(c, TextContent))
+    assert "Held excerpts not sent again" in shown and held in shown
+    assert bad.is_error is True
+    assert "malformed handle" in "".join(c.text for c in bad.content if isinstance(c, TextContent))
 
 
 # --------------------------------------------------------------------------- MCP Inspector

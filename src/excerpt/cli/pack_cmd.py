@@ -101,6 +101,14 @@ def register(sub: Any) -> None:
     )
     _common(pack)
     pack.add_argument(
+        "--held",
+        action="append",
+        metavar="HANDLE",
+        help="a handle from an earlier pack or a handoff that the agent still holds: while its"
+        " file is unchanged its lines are not sent again (listed as already held) and the"
+        " budget goes to the next regions; repeatable",
+    )
+    pack.add_argument(
         "--stop-short",
         action="store_true",
         help="leave budget unused when every file left is unlikely to matter (below the"
@@ -121,6 +129,7 @@ def _request(args: argparse.Namespace) -> PackRequest:
         changed_from_git=args.changed_from_git,
         graph_file=args.graph,
         fill=not getattr(args, "stop_short", False),
+        held=tuple(getattr(args, "held", None) or ()),
     )
 
 

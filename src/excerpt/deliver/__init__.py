@@ -20,6 +20,7 @@ from excerpt.core.tokens import TokenCounter
 from excerpt.errors import UsageError
 from excerpt.index.build import ProgressFn
 from excerpt.pack.build import plan_of, remember, select
+from excerpt.pack.handles import Handle
 from excerpt.pack.model import Pack, Plan
 from excerpt.pack.prepare import PackRequest, Prepared
 from excerpt.pipeline import prepare
@@ -90,7 +91,7 @@ def build_pack(
     notes = [*_task_notes(prep), *notes]
     delivered = fit_pack(
         prep, request.task, request.budget, retrieve=retrieve, notes=notes, limit=limit,
-        fill=request.fill,
+        fill=request.fill, held=request.held_handles(),
     )  # fmt: skip
     remember(prep, delivered.pack)
     return delivered
@@ -105,6 +106,7 @@ def fit_pack(
     notes: Sequence[str] = (),
     limit: int | None = None,
     fill: bool = True,
+    held: Sequence[Handle] = (),
 ) -> Delivered:
     """Select from a prepared ranking the most excerpt text whose rendering fits (without
     ``fill``, none of the files whose confidence says they are noise).
@@ -126,7 +128,7 @@ def fit_pack(
     best_size = 0
 
     def measure(text_budget: int) -> tuple[Pack, int]:
-        pack = select(prep, task, text_budget, budget, fill=fill)
+        pack = select(prep, task, text_budget, budget, fill=fill, held=held)
         return pack, len(draft(pack, widest, trim=room < _FULL_FROM).encode("utf-8"))
 
     # First, guesses from each overshoot or slack (few rounds; most packs end here). The
@@ -161,7 +163,7 @@ def fit_pack(
         if best is None or pack.used_bytes > best.used_bytes:
             best, best_size = pack, size
     if best is None:  # a tight budget: no excerpt, and the optional parts give way
-        best = select(prep, task, 0, budget, fill=fill)
+        best = select(prep, task, 0, budget, fill=fill, held=held)
         if len(draft(best, widest).encode("utf-8")) > room:
             raise UsageError(f"--budget must be at least {MIN_BUDGET} bytes")
     count = TokenCounter(prep.cache.parent.parent / _PIECE_STORE)  # the cache's root

@@ -89,6 +89,16 @@ StopShort = Annotated[
         "the confidence floor), and say so (default false: fill the budget)."
     ),
 ]
+Exclude = Annotated[
+    list[Annotated[str, Field(max_length=8192)]] | None,
+    Field(
+        max_length=10_000,
+        description="Handles the agent already holds (from an earlier pack or a handoff's "
+        "evidence): while a handle's file is unchanged its lines are not sent again but "
+        "listed as already held, and the budget goes to the next regions; a changed file is "
+        "served again. Leave out when the client may have compacted its context.",
+    ),
+]
 UseCi = Annotated[
     bool,
     Field(description="Also read CI workflow files (corroborating evidence; default true)."),
@@ -181,6 +191,7 @@ async def context_pack(
     changed_paths: ChangedPaths = None,
     format: Format = "md",
     stop_short: StopShort = False,
+    exclude: Exclude = None,
 ) -> CallToolResult:
     """Return the exact lines to read first for a task; the whole result stays within a
     hard byte budget. Each excerpt comes with its path, line range, a handle (for
@@ -190,7 +201,7 @@ async def context_pack(
     root, first = session.root(roots), session.first_index()
     size = budget or client.default_budget
     notes = [n for n in (_first_note(first).strip(), budget_note(client, size)) if n]
-    request = _request(root, task, size, changed_paths, session, not stop_short)
+    request = _request(root, task, size, changed_paths, session, not stop_short, exclude)
 
     def pack() -> CallToolResult:
         done = build_pack(
@@ -320,12 +331,13 @@ def _request(
     changed: list[str] | None,
     session: ServedRepo,
     fill: bool = True,
+    held: list[str] | None = None,
 ) -> Callable[[], PackRequest]:
     """A deferred request: building it validates, and that must happen inside ``_call`` so a
     refusal (an empty task) becomes a tool error with its reason."""
     return lambda: PackRequest(
         repo=root, task=task, budget=budget, changed=tuple(changed or ()),
-        cache_dir=session.cache_dir, fill=fill,
+        cache_dir=session.cache_dir, fill=fill, held=tuple(held or ()),
     )  # fmt: skip
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -18,7 +18,7 @@ from excerpt.core.hashing import sha256_hex
 from excerpt.core.settings import MAX_BUDGET
 from excerpt.core.vocabulary import ItemKind, OmissionReason
 from excerpt.index.store import IndexStore
-from excerpt.pack.handles import format_handle
+from excerpt.pack.handles import Handle, format_handle
 from excerpt.pack.model import Item, Omitted, Pack, Plan, PlanEntry, Role
 from excerpt.pack.prepare import Prepared
 from excerpt.pack.regions import Region
@@ -95,7 +95,13 @@ _PER_EXCERPT, _PER_PACK = 150, 700  # about: Markdown per excerpt, and per pack
 
 
 def select(
-    prep: Prepared, task: str, budget: int, hard_budget: int | None = None, *, fill: bool = True
+    prep: Prepared,
+    task: str,
+    budget: int,
+    hard_budget: int | None = None,
+    *,
+    fill: bool = True,
+    held: Sequence[Handle] = (),
 ) -> Pack:
     """Fill ``budget`` bytes of excerpt text from a prepared ranking: the files whose
     confidence is at least ``pack_floor`` (the primary ones among them) in rank order, then
@@ -104,17 +110,29 @@ def select(
     ``remember`` once a pack is final.
 
     ``hard_budget`` (default ``budget``) is the budget the pack reports: a surface that
-    fits its whole rendering into it selects with a smaller text budget.
+    fits its whole rendering into it selects with a smaller text budget. ``held``: handles
+    the caller already holds; the lines of those whose file is unchanged are not sent again
+    (the budget goes to the next regions), and a changed file is served as if none were.
     """
     remaining = budget
     chosen: list[_Piece] = []
     omitted = list(prep.omitted)
     served: set[str] = set()  # excerpt hashes: the same text reached twice is served once
-    taken: dict[str, set[int]] = {}  # lines already chosen, by path
+    fresh, stale = _held(prep, held)
+    holding = {
+        p: {n for h in hs for n in range(h.start_line, h.end_line + 1)} for p, hs in fresh.items()
+    }
+    taken: dict[str, set[int]] = {p: set(lines) for p, lines in holding.items()}  # by path
+    spared: set[str] = set()  # held handles whose lines the pack would have sent
     withheld = False
     related_room = math.floor(budget * prep.weights.related_share)
     for cand, region, _size, group in _ordered(prep, budget, fill=fill):
         for whole in _pieces(prep, cand, region, omitted):
+            spared.update(
+                str(h)
+                for h in fresh.get(cand.path, ())
+                if h.start_line <= whole.end and whole.start <= h.end_line
+            )
             for piece in _untaken(whole, taken.get(cand.path, set())):
                 if group == _BELOW_FLOOR and not fill:
                     omitted.append(_omission(prep, piece, "budget", confident=True))
@@ -132,7 +150,7 @@ def select(
                     related_room -= took
                 for p in chosen[before:]:
                     taken.setdefault(p.candidate.path, set()).update(range(p.start, p.end + 1))
-    joined, remaining = _join_neighbours(prep, _in_file_order(chosen), remaining)
+    joined, remaining = _join_neighbours(prep, _in_file_order(chosen), remaining, holding)
     covered = {(p.candidate.path, n) for p in joined for n in range(p.start, p.end + 1)}
     omitted = [o for o in omitted if not _served(o, covered)]
     items = [_item(prep, p, rank) for rank, p in enumerate(joined, start=1)]
@@ -147,7 +165,26 @@ def select(
         stopped_short=prep.weights.pack_floor
         if withheld and remaining > budget * _SHORT_SHARE
         else None,
+        already_held=tuple(sorted(spared)),
+        held_stale=tuple(sorted(stale)),
     )
+
+
+def _held(prep: Prepared, held: Sequence[Handle]) -> tuple[dict[str, list[Handle]], list[str]]:
+    """The held handles of ranked files: by path those whose file is unchanged, and those
+    whose file changed (its lines are served again). A handle of a file the ranking did not
+    reach has nothing to spare."""
+    fresh: dict[str, list[Handle]] = {}
+    stale: list[str] = []
+    for handle in held:
+        content = prep.files.get(handle.path)
+        if content is None:
+            continue
+        if content[0].sha256.startswith(handle.digest):
+            fresh.setdefault(handle.path, []).append(handle)
+        else:
+            stale.append(str(handle))
+    return fresh, stale
 
 
 def _take(
@@ -206,11 +243,15 @@ def remember(prep: Prepared, pack: Pack) -> None:
 
 
 def _join_neighbours(
-    prep: Prepared, pieces: list[_Piece], remaining: int
+    prep: Prepared,
+    pieces: list[_Piece],
+    remaining: int,
+    holding: Mapping[str, set[int]] | None = None,
 ) -> tuple[list[_Piece], int]:
     """Excerpts of one file at most three lines apart become one, the lines between them
-    included when the budget allows and none is a secret: an agent reads one stretch, and a
-    header and fence less pays for the gap."""
+    included when the budget allows and none is a secret or held by the caller: an agent
+    reads one stretch, and a header and fence less pays for the gap."""
+    held = holding or {}
     out: list[_Piece] = []
     for piece in pieces:
         last = out[-1] if out else None
@@ -219,11 +260,11 @@ def _join_neighbours(
             continue
         _, lines = prep.files[piece.candidate.path]
         gap = range(last.end + 1, piece.start)
-        secret = any(
+        barred = any(
             s <= n <= e for s, e in prep.secrets.get(piece.candidate.path, []) for n in gap
-        )
+        ) or any(n in held.get(piece.candidate.path, ()) for n in gap)
         size = sum(len(lines[n - 1]) for n in gap)
-        if len(gap) > prep.weights.gap_lines or secret or size > remaining:
+        if len(gap) > prep.weights.gap_lines or barred or size > remaining:
             out.append(piece)
             continue
         remaining -= size

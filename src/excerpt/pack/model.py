@@ -115,6 +115,8 @@ class PackBodyDict(TypedDict):
     warnings: list[dict[str, Any]]
     graph: dict[str, Any] | None
     stats: dict[str, Any]
+    already_held: NotRequired[list[str]]
+    held_stale: NotRequired[list[str]]
 
 
 class PackDict(PackBodyDict):
@@ -246,6 +248,10 @@ class Pack:
     tokens: int | None = None
     # the pack left budget unused: every file left was below this confidence
     stopped_short: float | None = None
+    # handles the caller holds: still fresh and not re-sent; and those whose file changed,
+    # served again
+    already_held: tuple[str, ...] = ()
+    held_stale: tuple[str, ...] = ()
 
     @property
     def used_bytes(self) -> int:
@@ -281,7 +287,7 @@ class Pack:
     def body(self) -> PackBodyDict:
         """Every field of the wire form but ``pack_id`` (what a rendering reads: hashing the
         whole pack for an id it does not show would be work for nothing)."""
-        return {
+        out: PackBodyDict = {
             "schema": "excerpt.pack/v1",
             "task_sha256": self.task_sha256,
             "budget": self.budget_dict(),
@@ -291,6 +297,11 @@ class Pack:
             "graph": self.graph,
             "stats": self.stats,
         }
+        if self.already_held:
+            out["already_held"] = list(self.already_held)
+        if self.held_stale:
+            out["held_stale"] = list(self.held_stale)
+        return out
 
 
 def pack_id(body: Mapping[str, Any]) -> str:

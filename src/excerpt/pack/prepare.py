@@ -19,6 +19,7 @@ from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.errors import UsageError
 from excerpt.index.build import IndexReport
 from excerpt.index.view import IndexView, ReplayMiss, SymbolSpan
+from excerpt.pack.handles import Handle, parse_handle
 from excerpt.pack.model import Omitted
 from excerpt.pack.regions import Region, choose_regions, line_matches
 from excerpt.pack.related import names_to_find, regions_of_test, related_tests
@@ -38,6 +39,9 @@ __all__ = [
 ]
 
 
+MAX_HELD = 10_000  # handles a pack request may say it holds
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PackRequest:
     """What a plan or pack is asked for."""
@@ -51,12 +55,22 @@ class PackRequest:
     cache_dir: Path | None = None
     use_graph: bool = True  # False: rank without graph neighbours (for equal-budget evals)
     fill: bool = True  # False: stop short of the budget when confidence says the rest is noise
+    # handles the caller already holds: their lines are not sent again while their file is
+    # unchanged (parsed, so a malformed one is refused before any work)
+    held: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not 0 <= self.budget <= MAX_BUDGET:
             raise UsageError(f"--budget must be between 0 and {MAX_BUDGET} bytes")
         if not self.task.strip():
             raise UsageError("the task is empty")
+        if len(self.held) > MAX_HELD:
+            raise UsageError(f"at most {MAX_HELD:,} held handles")
+        for handle in self.held:
+            parse_handle(handle)
+
+    def held_handles(self) -> tuple[Handle, ...]:
+        return tuple(parse_handle(h) for h in self.held)
 
 
 class FileSource(Protocol):

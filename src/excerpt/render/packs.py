@@ -84,6 +84,7 @@ _RELATED_TESTS = ("a test of a primary file", "the best-ranked test of the task"
 _DEFINES = re.compile(r"defines (?P<name>\S+) named in")
 _SPECIFIC = re.compile(r"^(?P<generic>.*?)(?: \((?P<paren>[^()]*)\)|: (?P<colon>.*))$", re.S)
 _NEXT_SHOWN = 10
+_HELD_SHOWN = 5  # held handles named in the Markdown (the JSON lists them all)
 _SPECIFICS = 3  # terms or names shown after a code
 
 
@@ -177,6 +178,22 @@ def _role(item: Mapping[str, Any], number: Mapping[str, int]) -> str:
     return ""
 
 
+def _held(pack: Mapping[str, Any]) -> str:
+    """What the caller said it holds: the handles not sent again (still fresh), and those
+    whose file changed (served again)."""
+    out = ""
+    for key, what in (
+        ("already_held", "not sent again, still fresh"),
+        ("held_stale", "their files changed, served again"),
+    ):
+        handles = pack.get(key) or []
+        if handles:
+            shown = ", ".join(f"`{escape_controls(h)}`" for h in handles[:_HELD_SHOWN])
+            more = f" and {len(handles) - _HELD_SHOWN} more" if len(handles) > _HELD_SHOWN else ""
+            out += f" Held excerpts {what}: {shown}{more}."
+    return out
+
+
 def _primary(items: Sequence[Mapping[str, Any]], number: Mapping[str, int]) -> str:
     """``Likely to change: 1 (0.91), 3 (0.40).``: the primary files by number, with the
     calibrated confidence that the change touches each."""
@@ -262,6 +279,7 @@ def render_pack_md(
             f" Stopped short of the budget: every file left is below confidence"
             f" {short['floor']:.2f} (ask without stop-short to use it all)."
         )
+    guide += _held(pack)
     legend: dict[str, str] = {}
     body: list[str] = []
     number = {path: n for n, path in enumerate(files, start=1)}

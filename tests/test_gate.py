@@ -402,6 +402,9 @@ def test_the_cli_explains_the_policy_and_where_it_came_from(
         ["gate", "--min-convergence", "1.5"],
         ["gate", "--range", "a..b", "--base", "HEAD"],
         ["gate", "--staged", "--range", "a..b"],
+        ["gate", "--base", "\0"],
+        ["gate", "--range", "a..\nb"],
+        ["gate", "--base", " "],
     ],
 )
 def test_bad_gate_arguments_are_usage_errors(

@@ -99,6 +99,8 @@ def run_git(
             ``check``) exited non-zero; a ``safe.directory`` refusal keeps git's hint.
     """
     argv = ["git", "--no-pager", *SAFE_CONFIG, *args]
+    if any("\0" in a for a in args):  # no process takes one: bad input, not a git fault
+        raise UsageError("a git argument holds a NUL character")
     try:
         proc = subprocess.run(
             argv,

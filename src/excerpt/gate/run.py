@@ -44,6 +44,9 @@ class GateRequest:
             raise UsageError("give --base or --range, not both")
         if self.min_convergence is not None and not 0.0 <= self.min_convergence <= 1.0:
             raise UsageError("--min-convergence must be between 0 and 1")
+        for flag, rev in (("--base", self.base), ("--range", self.range)):
+            if rev is not None and (not rev.strip() or any(ord(c) < 32 for c in rev)):
+                raise UsageError(f"{flag} must be a revision: not empty, no control characters")
 
 
 def _top(repo: str | os.PathLike[str]) -> Path:

@@ -319,3 +319,29 @@ def test_a_directory_outside_git_pins_nothing_and_still_checks_handles(
     assert validate_handoff(root, doc)["fresh"] is True
     (root / "a.py").write_text("x = 2\n", encoding="utf-8")
     assert [s["kind"] for s in validate_handoff(root, doc)["stale"]] == ["evidence"]
+
+
+def test_past_a_thousand_dirty_files_only_the_digest_is_kept_and_still_compared(
+    repo: Path, cache_dir: Path
+) -> None:
+    from excerpt.handoff import validate_handoff
+
+    for i in range(1001):
+        (repo / f"gen{i:04d}.txt").write_text("x\n", encoding="utf-8")
+    doc = create_handoff(repo, {"goal": "g"}, sender="claude", receiver="codex").document
+    assert doc["dirty_files"] is None and doc["dirty_digest"] is not None
+    assert check_document(doc) == [] and "too many dirty files" in render_handoff(doc)
+    assert validate_handoff(repo, doc)["fresh"] is True
+    (repo / "gen0000.txt").write_text("y\n", encoding="utf-8")
+    stale = validate_handoff(repo, doc)["stale"]
+    assert [(s["kind"], s["path"]) for s in stale] == [("dirty_tree", None)]
+
+
+def test_a_created_at_that_is_not_utc_seconds_is_refused(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(CLOCK_ENV, "2026-01-02 03:04")
+    argv = ["handoff", "create", "--repo", str(repo), "--from", "claude", "--to", "codex",
+            "--goal", "g"]  # fmt: skip
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and CLOCK_ENV in err

@@ -40,10 +40,10 @@ def _create(actions: Any) -> None:
         actions,
         "create",
         help="build a handoff document from flags, a JSON file or a session transcript",
-        description="Build an excerpt.handoff/v1 document, pinned to HEAD and a digest of "
-        "the dirty tree. Content comes from --input (a JSON object with the document's keys, "
-        "or an earlier handoff), then --from-session, then the field flags (goal and status "
-        "replace; the list flags add). Nothing is written into the repository. "
+        description="Build an excerpt.handoff/v1 document, pinned to HEAD and a digest of the\n"
+        "dirty tree. Content comes from --input (a JSON object with the document's keys, or\n"
+        "an earlier handoff), then --from-session, then the field flags (--goal and --status\n"
+        "replace; the list flags add). Nothing is written into the repository.\n"
         "EXCERPT_HANDOFF_CREATED_AT=YYYY-MM-DDTHH:MM:SSZ pins created_at.",
         examples=[
             (
@@ -118,9 +118,9 @@ def _validate(actions: Any) -> None:
         actions,
         "validate",
         help="check a handoff's schema, then whether its evidence, HEAD and dirty tree hold",
-        description="Check the schema, then freshness: every evidence handle re-read as "
-        "excerpt get reads it, HEAD and the dirty tree compared. Exit 0 valid and fresh, 1 "
-        "invalid or stale (the report lists exactly what), 2 unreadable or not JSON.",
+        description="Check the schema, then freshness: every evidence handle re-read as\n"
+        "excerpt get reads it, HEAD and the dirty tree compared. Exit 0: valid and fresh;\n"
+        "1: invalid or stale (the report lists exactly what); 2: unreadable or not JSON.",
         examples=[
             ("excerpt handoff validate handoff.json", "what went stale, if anything"),
             ("excerpt handoff validate --json handoff.json", "the report as JSON"),

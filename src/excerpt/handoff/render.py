@@ -87,7 +87,7 @@ def _header(doc: dict[str, Any], receiver: str) -> list[str]:
     sender = _NAMES[doc["from"]]
     head = doc["head"] or "none (not a git repository, or no commit)"
     digest = doc["dirty_digest"] or "none"
-    dirty = len(doc["dirty_files"] or [])
+    files = doc["dirty_files"]
     check = (
         "Before relying on it, run `excerpt handoff validate FILE` (or the "
         "`context_handoff_validate` tool): it says which evidence went stale, whether HEAD "
@@ -97,12 +97,18 @@ def _header(doc: dict[str, Any], receiver: str) -> list[str]:
         f"# Handoff from {sender} to {_NAMES[receiver]}",
         "",
         f"Schema {doc['schema']}, from `{doc['from']}` to `{doc['to']}`, created "
-        f"{doc['created_at']} at HEAD `{head}` with "
-        f"{dirty} dirty file{'s' if dirty != 1 else ''} (dirty digest `{digest}`).",
+        f"{doc['created_at']} at HEAD `{head}` with {_dirty_count(files, digest)} "
+        f"(dirty digest `{digest}`).",
         "",
         check,
         "",
     ]
+
+
+def _dirty_count(files: list[Any] | None, digest: str) -> str:
+    if files is None:
+        return "no dirty files known" if digest == "none" else "too many dirty files to list"
+    return f"{len(files)} dirty file{'s' if len(files) != 1 else ''}"
 
 
 def _evidence_note(receiver: str) -> str:

@@ -21,6 +21,7 @@ from excerpt.core import git
 from excerpt.core.hashing import canonical_json, sha256_hex
 from excerpt.core.settings import Limits
 from excerpt.discover.reader import Omission, read_file
+from excerpt.handoff.model import MAX_ITEMS
 from excerpt.index.process import git_blob_id
 
 __all__ = ["RepoState", "repo_state"]
@@ -38,10 +39,13 @@ class RepoState:
         return "sha256:" + sha256_hex(canonical_json(list(self.dirty_files)))
 
     def to_dict(self) -> dict[str, Any]:
+        """The document's pins; past ``MAX_ITEMS`` dirty files only their digest is kept
+        (``dirty_files`` null), so a change is still seen but not named path by path."""
+        listed = self.dirty_files is not None and len(self.dirty_files) <= MAX_ITEMS
         return {
             "head": self.head,
             "dirty_digest": self.dirty_digest,
-            "dirty_files": None if self.dirty_files is None else list(self.dirty_files),
+            "dirty_files": list(self.dirty_files or ()) if listed else None,
         }
 
 

@@ -50,7 +50,8 @@ def validate_handoff(
     head["moved"] = head["recorded"] != head["current"]
     if head["moved"]:
         stale.append({"kind": "head", **head})
-    changed = _dirty_changes(document["dirty_files"], now.dirty_files)
+    listed = document["dirty_files"] is not None or document["dirty_digest"] is None
+    changed = _dirty_changes(document["dirty_files"], now.dirty_files) if listed else []
     dirty = {"recorded": document["dirty_digest"], "current": now.dirty_digest,
              "changed": changed}  # fmt: skip
     stale += [{"kind": "dirty_tree", **c} for c in changed]

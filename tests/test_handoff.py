@@ -345,3 +345,33 @@ def test_a_created_at_that_is_not_utc_seconds_is_refused(
             "--goal", "g"]  # fmt: skip
     code, _, err = run(capsys, *argv)
     assert code == 2 and CLOCK_ENV in err
+
+
+def test_a_file_name_that_is_not_utf8_is_pinned_and_rendered(
+    repo: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import os
+
+    with open(os.fsencode(repo) + b"/caf\xe9.txt", "wb") as fh:
+        fh.write(b"x\n")
+    target = tmp_path / "h.json"
+    argv = ["handoff", "create", "--repo", str(repo), "--from", "claude", "--to", "codex",
+            "--goal", "g", "-o", str(target)]  # fmt: skip
+    assert run(capsys, *argv)[0] == 0
+    doc = json.loads(target.read_text(encoding="utf-8"))
+    assert [d["path"] for d in doc["dirty_files"]] == ["caf\udce9.txt"]
+    code, out, _ = run(capsys, "handoff", "show", str(target))
+    assert code == 0 and "caf\\udce9.txt" in out
+    assert validate(repo, target, capsys)[0] == 0
+
+
+def test_a_subdirectory_is_pinned_by_its_work_tree(repo: Path, cache_dir: Path) -> None:
+    from excerpt.handoff import validate_handoff
+
+    sub = repo / "app"
+    doc = create_handoff(sub, {"goal": "g", "evidence": [handle(sub, "refunds.py", 1, 1)]},
+                         sender="claude", receiver="codex").document  # fmt: skip
+    assert doc["head"] is not None and doc["dirty_files"] == []
+    (repo / "AGENTS.md").write_text("changed\n", encoding="utf-8")
+    stale = validate_handoff(sub, doc)["stale"]
+    assert [(s["kind"], s.get("path")) for s in stale] == [("dirty_tree", "AGENTS.md")]

@@ -8,6 +8,7 @@ put its text into an error message.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -180,6 +181,9 @@ def check_document(obj: Any) -> list[str]:
         if key not in obj:
             p.add("document", f"missing key {key}")
     p.found += check_content(obj, extra=DOCUMENT_KEYS[:8])
+    evidence = obj.get("evidence")
+    if isinstance(evidence, list) and len(evidence) != len({json.dumps(e) for e in evidence}):
+        p.add("evidence", "a handle is listed twice")
     for key in ("from", "to"):
         if key in obj and obj[key] not in AGENTS:
             p.add(key, "expected 'claude' or 'codex'")

@@ -30,6 +30,7 @@ _TITLES = {
 }  # fmt: skip
 _NAMES = {"claude": "Claude", "codex": "Codex"}
 _TICKS = re.compile(r"`+")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def _inline(text: str) -> str:
@@ -148,7 +149,11 @@ def render_handoff(doc: dict[str, Any], receiver: str | None = None) -> str:
         out += section(title, key, body)
     if doc["dirty_files"]:
         out += section("Dirty files at creation", "dirty_files", _dirty_list(doc))
-    return "\n".join(out).rstrip("\n") + "\n"
+    return _SURROGATE.sub(_escaped, "\n".join(out).rstrip("\n") + "\n")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"  # a file name's undecodable byte, as JSON writes it
 
 
 def render_report(report: dict[str, Any]) -> str:

@@ -4,13 +4,14 @@ The dirty tree is every path whose work-tree bytes differ from ``HEAD`` (``modif
 ``deleted``, ``untracked`` and not ignored) and every path whose staged blob differs from
 ``HEAD`` (``staged``), each with a digest of what it holds now: the git blob id of the
 work-tree bytes (hashed here, through the guarded reader: git runs no clean filter on them),
-the staged blob id, or ``deleted``. ``dirty_digest`` is ``sha256:`` of their canonical JSON.
-Only git objects and the guarded reader are read; nothing is written, and git never
-refreshes ``.git/index`` (``excerpt.core.git``).
+the staged blob id, or ``deleted``. ``dirty_digest`` is ``sha256:`` of their JSON (sorted
+keys, no spaces, non-ASCII escaped). Only git objects and the guarded reader are read;
+nothing is written, and git never refreshes ``.git/index`` (``excerpt.core.git``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.core import git
-from excerpt.core.hashing import canonical_json, sha256_hex
+from excerpt.core.hashing import sha256_hex
 from excerpt.core.settings import Limits
 from excerpt.discover.reader import Omission, read_file
 from excerpt.handoff.model import MAX_ITEMS
@@ -36,7 +37,10 @@ class RepoState:
     def dirty_digest(self) -> str | None:
         if self.dirty_files is None:
             return None
-        return "sha256:" + sha256_hex(canonical_json(list(self.dirty_files)))
+        # ASCII escapes: a file name that is not UTF-8 (a lone surrogate here) has a digest
+        return "sha256:" + sha256_hex(
+            json.dumps(list(self.dirty_files), sort_keys=True, separators=(",", ":")).encode()
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The document's pins; past ``MAX_ITEMS`` dirty files only their digest is kept
@@ -50,15 +54,16 @@ class RepoState:
 
 
 def repo_state(root: Path) -> RepoState:
-    """``HEAD`` and the dirty files of the work tree at ``root`` (resolved).
+    """``HEAD`` and the dirty files of the git work tree holding ``root`` (resolved); paths
+    are relative to the top of that work tree.
 
     Raises:
         GitFault: git failed or refuses the repository.
     """
-    top = git.work_tree_top(root)
-    if top is None or top.resolve() != root:
-        # a directory inside a work tree, or none: no commit describes exactly this tree
+    found = git.work_tree_top(root)
+    if found is None:
         return RepoState(head=None, dirty_files=None)
+    root = found.resolve()  # a subdirectory is pinned by its whole work tree
     head = git.resolve_commit(root, "HEAD")
     blobs = git.head_blobs(root) or {}
     tracked, untracked = git.ls_files(root)

@@ -33,9 +33,10 @@ ALLOWED = {
     "deliver": {"core", "discover", "index", "rank", "pack", "pipeline", "render", "risk"},
     "harness": {"core", "discover"},
     "gate": {"core", "discover", "index", "risk"},
+    "handoff": {"core", "discover", "index", "pack", "pipeline"},
     "mcp": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
-        "harness", "risk", "gate",
+        "harness", "risk", "gate", "handoff",
     },
     "evals": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
@@ -43,7 +44,7 @@ ALLOWED = {
     },
     "cli": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver", "mcp",
-        "evals", "harness", "risk", "gate",
+        "evals", "harness", "risk", "gate", "handoff",
     },
 }  # fmt: skip
 # Modules outside the pipeline's layering: the package's lazy entry points and the tree.

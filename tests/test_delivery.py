@@ -30,6 +30,7 @@ from excerpt.cli import main
 from excerpt.core.tokens import o200k_count
 from excerpt.errors import UsageError
 from excerpt.mcp import build_server
+from excerpt.mcp.tools import TOOLS
 from excerpt.pack import PackRequest
 from excerpt.pipeline import get_excerpts
 from test_pack import FIXTURES, TASKS
@@ -284,7 +285,7 @@ def test_mcp_check_reports_a_serving_server_and_names_a_bad_repository(
     repos, _ = fixtures
     assert main(["mcp", "--repo", str(repos["go_svc"]), "--check"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("excerpt mcp serves 7 tools on ") and "context_pack" in out
+    assert out.startswith(f"excerpt mcp serves {len(TOOLS)} tools on ") and "context_pack" in out
     missing = str(tmp_path / "missing")
     assert main(["mcp", "--repo", missing, "--check"]) == 3
     err = capsys.readouterr().err

@@ -61,6 +61,8 @@ TOOLS = {
     "harness_infer",
     "risk_classify",
     "gate_check",
+    "context_handoff",
+    "context_handoff_validate",
 }
 PROPERTIES = {
     "context_plan": {"task", "budget", "changed_paths", "format"},
@@ -70,6 +72,21 @@ PROPERTIES = {
     "harness_infer": {"use_ci"},
     "risk_classify": {"paths", "query"},
     "gate_check": {"base", "range", "min_convergence", "validate", "format"},
+    "context_handoff": {
+        "goal",
+        "from_agent",
+        "to_agent",
+        "status",
+        "constraints",
+        "decisions",
+        "files_touched",
+        "commands",
+        "open_questions",
+        "next_steps",
+        "risks",
+        "evidence",
+    },
+    "context_handoff_validate": {"document"},
 }
 REQUIRED = {
     "context_plan": ["task"],
@@ -79,6 +96,8 @@ REQUIRED = {
     "harness_infer": [],
     "risk_classify": [],
     "gate_check": [],
+    "context_handoff": ["from_agent", "goal", "to_agent"],
+    "context_handoff_validate": ["document"],
 }
 INDEX_KEYS = {
     "files_discovered",

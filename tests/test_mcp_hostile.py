@@ -63,6 +63,8 @@ TOOLS = (
     "harness_infer",
     "risk_classify",
     "gate_check",
+    "context_handoff",
+    "context_handoff_validate",
 )
 # The tool that needs git serves the committed fixture; the others the same files outside
 # git, where a call starts no git process (three per index refresh otherwise).
@@ -356,12 +358,27 @@ def arguments_for(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     internal that Hypothesis 6.1xx no longer has, ``many.more``; for a closed object without
     patterns or dependencies this composition is what it generates.)"""
     assert schema.get("additionalProperties") is False
-    properties = {k: from_schema(bounded(v)) for k, v in schema["properties"].items()}
+    properties = {k: _strategy(v) for k, v in schema["properties"].items()}
     required = set(schema.get("required", ()))
     return st.fixed_dictionaries(
         {k: v for k, v in properties.items() if k in required},
         optional={k: v for k, v in properties.items() if k not in required},
     )
+
+
+def _strategy(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
+    """``from_schema`` for one property, with objects composed here (see ``arguments_for``):
+    a closed object as its properties, an open one as any small JSON object."""
+    if "anyOf" in schema:
+        return st.one_of([_strategy(s) for s in schema["anyOf"]])
+    if schema.get("type") == "object":
+        if schema.get("additionalProperties") is False:
+            return arguments_for(schema)
+        return st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=MAX_ITEMS)
+    items = schema.get("items")
+    if schema.get("type") == "array" and isinstance(items, dict) and items.get("type") == "object":
+        return st.lists(_strategy(items), max_size=MAX_ITEMS)
+    return from_schema(bounded(schema))
 
 
 def assert_a_result_or_a_tool_error(name: str, result: CallToolResult) -> None:

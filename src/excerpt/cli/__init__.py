@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         gate_cmd,
         get_cmd,
         graph_cmd,
+        handoff_cmd,
         harness_cmd,
         index_cmd,
         mcp_cmd,
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     risk_cmd.register(sub)
     harness_cmd.register(sub)
     gate_cmd.register(sub)
+    handoff_cmd.register(sub)
     mcp_cmd.register(sub)
     eval_cmd.register(sub)
     bench_cmd.register(sub)

@@ -1,0 +1,163 @@
+"""The handoff tools: ``context_handoff`` (create) and ``context_handoff_validate`` (SPEC §5).
+
+Adapters over ``excerpt.handoff``, as ``excerpt handoff create`` and ``validate`` are; the
+document is returned, never written anywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import Field
+
+from excerpt.errors import ExcerptError
+from excerpt.handoff import create_handoff, render_handoff, render_report, validate_handoff
+from excerpt.handoff.model import MAX_ITEMS, MAX_TEXT
+from excerpt.mcp.calls import off_loop
+from excerpt.mcp.session import Roots, Session
+
+__all__ = ["context_handoff", "context_handoff_validate"]
+
+Text = Annotated[str, Field(max_length=MAX_TEXT)]
+
+
+def _closed(fields: dict[str, Any]) -> dict[str, Any]:
+    """An object of exactly ``fields``, described inline (no ``$ref``: every client and
+    schema tool reads it); the library checks each entry as the CLI's input is checked."""
+    return {"properties": fields, "required": sorted(fields), "additionalProperties": False}
+
+
+_STRING = {"type": "string", "minLength": 1, "maxLength": MAX_TEXT}
+Decision = Annotated[
+    dict[str, Any],
+    Field(json_schema_extra=_closed({
+        "decision": {**_STRING, "description": "What was decided."},
+        "why": {**_STRING, "description": "Why."},
+    })),
+]  # fmt: skip
+Command = Annotated[
+    dict[str, Any],
+    Field(json_schema_extra=_closed({
+        "command": {**_STRING, "description": "The command as run."},
+        "exit_code": {"type": ["integer", "null"], "description": "Exit code; null: unknown."},
+        "result": {"type": "string", "maxLength": MAX_TEXT, "description": "What it showed."},
+    })),
+]  # fmt: skip
+Texts = list[Text] | None
+
+
+Agent = Literal["claude", "codex"]
+Goal = Annotated[str, Field(min_length=1, max_length=MAX_TEXT, description="What the task is for.")]
+Status = Annotated[str, Field(max_length=MAX_TEXT, description="Where the task stands now.")]
+Sender = Annotated[Agent, Field(description="The agent handing the task over: claude or codex.")]
+Receiver = Annotated[Agent, Field(description="The agent taking it over: claude or codex.")]
+Constraints = Annotated[
+    Texts, Field(max_length=MAX_ITEMS, description="Rules the work must keep (a list of strings).")
+]
+FilesTouched = Annotated[
+    Texts,
+    Field(
+        max_length=MAX_ITEMS,
+        description="Repository-relative paths the work changed (a list of strings).",
+    ),
+]
+OpenQuestions = Annotated[
+    Texts, Field(max_length=MAX_ITEMS, description="Questions still open (a list of strings).")
+]
+NextSteps = Annotated[
+    Texts, Field(max_length=MAX_ITEMS, description="What to do next, in order (a list of strings).")
+]
+Risks = Annotated[
+    Texts, Field(max_length=MAX_ITEMS, description="What could go wrong (a list of strings).")
+]
+Decisions = Annotated[
+    list[Decision] | None,
+    Field(max_length=MAX_ITEMS, description="Decisions made, each {decision, why}."),
+]
+Commands = Annotated[
+    list[Command] | None,
+    Field(max_length=MAX_ITEMS, description="Commands run, each {command, exit_code, result}."),
+]
+Evidence = Annotated[
+    list[Annotated[str, Field(max_length=8192)]] | None,
+    Field(
+        max_length=MAX_ITEMS,
+        description="Handles from context_pack (PATH#L<start>-L<end>@<16 hex>) the handoff "
+        "rests on; validation re-checks each.",
+    ),
+]
+Document = Annotated[
+    dict[str, Any],
+    Field(description="An excerpt.handoff/v1 document, as context_handoff returned it."),
+]
+
+
+async def context_handoff(
+    goal: Goal,
+    from_agent: Sender,
+    to_agent: Receiver,
+    session: Session,
+    roots: Roots,
+    status: Status = "",
+    constraints: Constraints = None,
+    decisions: Decisions = None,
+    files_touched: FilesTouched = None,
+    commands: Commands = None,
+    open_questions: OpenQuestions = None,
+    next_steps: NextSteps = None,
+    risks: Risks = None,
+    evidence: Evidence = None,
+) -> CallToolResult:
+    """Hand the task over to another agent: builds an excerpt.handoff/v1 document (goal,
+    status, constraints, decisions with why, files touched, commands with exit codes,
+    open questions, next steps, risks, evidence handles) pinned to the repository's HEAD
+    and dirty tree, and its Markdown for the receiving agent. Nothing is written: save the
+    document where the receiver will find it; it checks it with context_handoff_validate."""
+    root = session.root(roots)
+    given = {
+        "goal": goal, "status": status, "constraints": constraints or [],
+        "decisions": decisions or [], "files_touched": files_touched or [],
+        "commands": commands or [], "open_questions": open_questions or [],
+        "next_steps": next_steps or [], "risks": risks or [], "evidence": evidence or [],
+    }  # fmt: skip
+
+    def create() -> CallToolResult:
+        done = create_handoff(root, given, sender=from_agent, receiver=to_agent,
+                              cache_dir=session.cache_dir)  # fmt: skip
+        text = render_handoff(done.document)
+        notes = "".join(f"Note: {w}.\n" for w in done.warnings)
+        doc = {"document": done.document, "markdown": text, "warnings": done.warnings}
+        return _result(notes + text, doc)
+
+    return await _call(create)
+
+
+async def context_handoff_validate(
+    document: Document, session: Session, roots: Roots
+) -> CallToolResult:
+    """Check a handoff before relying on it: the schema first, then freshness — every
+    evidence handle re-read (fresh, stale with where its lines moved, missing, refused),
+    HEAD compared, the dirty tree compared path by path. Lists exactly what went stale."""
+    root = session.root(roots)
+
+    def validate() -> CallToolResult:
+        report = validate_handoff(root, document, cache_dir=session.cache_dir)
+        return _result(render_report(report), report)
+
+    return await _call(validate)
+
+
+async def _call(fn: Any) -> CallToolResult:
+    try:
+        result: CallToolResult = await off_loop(fn)
+    except ExcerptError as exc:
+        raise ToolError(exc.message) from None
+    return result
+
+
+def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )

@@ -144,3 +144,34 @@ def test_the_cli_takes_held_handles_from_an_earlier_pack(
     second = json.loads(capsys.readouterr().out)
     assert second["already_held"] == [handle]
     assert handle not in {i["handle"] for i in second["items"]}
+
+
+def test_held_from_takes_an_earlier_pack_or_a_handoffs_evidence(
+    repo: Path, cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["pack", TASK, "--repo", str(repo), "--budget", "3000", "--format", "json"]
+    assert main([*args, "-o", str(tmp_path / "first.json")]) == 0
+    first = json.loads((tmp_path / "first.json").read_text(encoding="utf-8"))
+    capsys.readouterr()
+    assert main([*args, "--held-from", str(tmp_path / "first.json")]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert second["already_held"]
+    assert set(second["already_held"]) <= {i["handle"] for i in first["items"]}
+    assert not {i["handle"] for i in second["items"]} & set(second["already_held"])
+    # a handoff's evidence, as `handoff create` writes it
+    given = tmp_path / "input.json"
+    evidence = [first["items"][0]["handle"]]
+    given.write_text(json.dumps({"goal": "settle invoices", "evidence": evidence}), "utf-8")
+    handoff = tmp_path / "handoff.json"
+    created = main([
+        "handoff", "create", "--repo", str(repo), "--from", "claude", "--to", "codex",
+        "--input", str(given), "-o", str(handoff),
+    ])  # fmt: skip
+    assert created == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert main([*args, "--held-from", str(handoff)]) == 0
+    assert json.loads(capsys.readouterr().out)["already_held"] == evidence
+    # anything else is refused with the usage exit code
+    (tmp_path / "other.json").write_text('{"schema": "excerpt.plan/v1"}', "utf-8")
+    assert main([*args, "--held-from", str(tmp_path / "other.json")]) == 2
+    assert "--held-from takes a JSON pack" in capsys.readouterr().err

@@ -109,6 +109,13 @@ def register(sub: Any) -> None:
         " budget goes to the next regions; repeatable",
     )
     pack.add_argument(
+        "--held-from",
+        action="append",
+        metavar="FILE",
+        help="the handles of a JSON pack (its items and what it already held) or of a handoff"
+        " (its evidence), held as --held holds them; - is stdin; repeatable",
+    )
+    pack.add_argument(
         "--stop-short",
         action="store_true",
         help="leave budget unused when every file left is unlikely to matter (below the"
@@ -129,8 +136,42 @@ def _request(args: argparse.Namespace) -> PackRequest:
         changed_from_git=args.changed_from_git,
         graph_file=args.graph,
         fill=not getattr(args, "stop_short", False),
-        held=tuple(getattr(args, "held", None) or ()),
+        held=(
+            *(getattr(args, "held", None) or ()),
+            *(h for f in getattr(args, "held_from", None) or () for h in held_from(f)),
+        ),
     )
+
+
+def held_from(source: str) -> list[str]:
+    """The handles a pack (``excerpt.pack/v1``: its items', then those it already held) or
+    a handoff (``excerpt.handoff/v1``: its evidence) names.
+
+    Raises:
+        UsageError: the file is unreadable, not JSON, or neither document.
+    """
+    from excerpt.errors import UsageError
+    from excerpt.handoff.document import load_json
+
+    doc = load_json(source, what="--held-from file")
+    kind = doc.get("schema") if isinstance(doc, dict) else None
+    if kind == "excerpt.pack/v1":
+        items = doc.get("items")
+        handles = (
+            [i.get("handle") for i in items if isinstance(i, dict)]
+            if isinstance(items, list)
+            else []
+        )
+        handles += doc.get("already_held") or []
+    elif kind == "excerpt.handoff/v1":
+        handles = doc.get("evidence") or []
+    else:
+        raise UsageError(
+            "--held-from takes a JSON pack (excerpt.pack/v1) or a handoff (excerpt.handoff/v1)"
+        )
+    if not isinstance(handles, list) or not all(isinstance(h, str) for h in handles):
+        raise UsageError(f"--held-from: the {kind} document's handles are not strings")
+    return list(dict.fromkeys(handles))
 
 
 def _finish(args: argparse.Namespace, doc: Mapping[str, Any], markdown: str) -> int:

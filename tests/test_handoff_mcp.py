@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +14,9 @@ from mcp.types import CallToolResult
 
 from conftest import tree_snapshot
 from excerpt.core.hashing import sha256_hex
-from excerpt.handoff import CLOCK_ENV
+from excerpt.handoff import CLOCK_ENV, render_handoff, render_report, validate_handoff
 from excerpt.mcp import build_server
+from excerpt.mcp.tools_handoff import DOCUMENT_HEADING
 
 
 def calls(repo: Path, cache: Path, *steps: tuple[str, Any]) -> list[CallToolResult]:
@@ -32,6 +35,17 @@ def calls(repo: Path, cache: Path, *steps: tuple[str, Any]) -> list[CallToolResu
 
 def text(result: CallToolResult) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def document(result: CallToolResult) -> dict[str, Any]:
+    """The document a context_handoff result carries after its Markdown, as a model sees it:
+    the fenced JSON block under the document heading."""
+    after = text(result).split(DOCUMENT_HEADING, 1)[1]
+    fence = re.match(r"(`{3,})json\n", after)
+    assert fence is not None
+    body = after[fence.end() :].rsplit("\n" + fence.group(1), 1)[0]
+    doc: dict[str, Any] = json.loads(body)
+    return doc
 
 
 @pytest.fixture
@@ -60,17 +74,16 @@ def test_context_handoff_returns_the_document_and_its_markdown_and_validate_find
     created, checked = calls(
         repo, tmp_path / "cache",
         ("context_handoff", args_for(repo)),
-        ("context_handoff_validate", lambda r: {"document": r[0].structured_content["document"]}),
+        ("context_handoff_validate", lambda r: {"document": document(r[0])}),
     )  # fmt: skip
     assert not created.is_error, text(created)
-    structured = created.structured_content
-    assert structured is not None
-    doc = structured["document"]
+    # text alone, which clients forward as is (structured content would replace it)
+    assert created.structured_content is None and checked.structured_content is None
+    doc = document(created)
     assert (doc["schema"], doc["from"], doc["to"]) == ("excerpt.handoff/v1", "codex", "claude")
     assert doc["decisions"] == [{"decision": "round", "why": "int() truncates"}]
-    assert structured["markdown"] == text(created) and "<goal>" in text(created)
-    assert not checked.is_error and checked.structured_content is not None
-    assert checked.structured_content["fresh"] is True
+    assert text(created).startswith(render_handoff(doc)) and "<goal>" in text(created)
+    assert not checked.is_error
     assert text(checked).startswith("FRESH")
     assert tree_snapshot(repo) == before
 
@@ -79,16 +92,17 @@ def test_context_handoff_validate_lists_the_stale_handle_after_an_edit(
     repo: Path, tmp_path: Path
 ) -> None:
     (created,) = calls(repo, tmp_path / "cache", ("context_handoff", args_for(repo)))
-    assert created.structured_content is not None
-    doc = created.structured_content["document"]
+    doc = document(created)
     (repo / "app/refunds.py").write_text("def refund():\n    return 2\n", encoding="utf-8")
     (checked,) = calls(repo, tmp_path / "cache", ("context_handoff_validate", {"document": doc}))
-    report = checked.structured_content
-    assert report is not None and report["fresh"] is False
+    report = validate_handoff(repo, doc, cache_dir=tmp_path / "cache")
+    assert report["fresh"] is False
     assert [(s["kind"], s.get("handle")) for s in report["stale"]] == [
         ("evidence", doc["evidence"][0]), ("dirty_tree", None),
     ]  # fmt: skip
-    assert "stale" in text(checked)
+    # the model reads the same report: the stale handle named in the text
+    assert text(checked) == render_report(report)
+    assert "stale" in text(checked) and doc["evidence"][0] in text(checked)
 
 
 @pytest.mark.parametrize(
@@ -111,6 +125,4 @@ def test_bad_arguments_are_a_one_line_tool_error(
 
 def test_a_document_that_is_not_a_handoff_is_reported_invalid(repo: Path, tmp_path: Path) -> None:
     (result,) = calls(repo, tmp_path / "cache", ("context_handoff_validate", {"document": {}}))
-    assert result.structured_content is not None
-    assert result.structured_content["valid"] is False
-    assert text(result).startswith("INVALID")
+    assert not result.is_error and text(result).startswith("INVALID")

@@ -6,6 +6,8 @@ document is returned, never written anywhere.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -128,8 +130,7 @@ async def context_handoff(
                               cache_dir=session.cache_dir)  # fmt: skip
         text = render_handoff(done.document)
         notes = "".join(f"Note: {w}.\n" for w in done.warnings)
-        doc = {"document": done.document, "markdown": text, "warnings": done.warnings}
-        return _result(notes + text, doc)
+        return _text(notes + text + DOCUMENT_HEADING + _json_block(done.document))
 
     return await _call(create)
 
@@ -144,7 +145,7 @@ async def context_handoff_validate(
 
     def validate() -> CallToolResult:
         report = validate_handoff(root, document, cache_dir=session.cache_dir)
-        return _result(render_report(report), report)
+        return _text(render_report(report))
 
     return await _call(validate)
 
@@ -157,7 +158,18 @@ async def _call(fn: Any) -> CallToolResult:
     return result
 
 
-def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=structured
-    )
+# What follows the Markdown in context_handoff's result: the document itself, for the agent
+# to save where the receiver finds it (a fenced block a model copies whole).
+DOCUMENT_HEADING = "\n## Document (excerpt.handoff/v1): save it as JSON for the receiver\n\n"
+
+
+def _json_block(document: dict[str, Any]) -> str:
+    body = json.dumps(document, ensure_ascii=False, sort_keys=False, indent=1)
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
+    return f"{fence}json\n{body}\n{fence}\n"
+
+
+def _text(text: str) -> CallToolResult:
+    """Text as the only content: Claude Code and Codex forward structured content in its
+    place, and a model reads Markdown, not a JSON string holding it."""
+    return CallToolResult(content=[TextContent(type="text", text=text)])

@@ -32,10 +32,11 @@ ALLOWED = {
     "render": {"core", "discover", "index", "rank", "pack", "risk"},
     "deliver": {"core", "discover", "index", "rank", "pack", "pipeline", "render", "risk"},
     "harness": {"core", "discover"},
+    "compact": {"core"},
     "gate": {"core", "discover", "index", "risk"},
     "mcp": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
-        "harness", "risk", "gate",
+        "harness", "risk", "gate", "compact",
     },
     "evals": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
@@ -43,7 +44,7 @@ ALLOWED = {
     },
     "cli": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver", "mcp",
-        "evals", "harness", "risk", "gate",
+        "evals", "harness", "risk", "gate", "compact",
     },
 }  # fmt: skip
 # Modules outside the pipeline's layering: the package's lazy entry points and the tree.

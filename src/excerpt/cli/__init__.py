@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     # package: ``excerpt --version`` needs none of them
     from excerpt.cli import (
         bench_cmd,
+        compact_cmd,
         completion_cmd,
         config_cmd,
         eval_cmd,
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     risk_cmd.register(sub)
     harness_cmd.register(sub)
     gate_cmd.register(sub)
+    compact_cmd.register(sub)
     mcp_cmd.register(sub)
     eval_cmd.register(sub)
     bench_cmd.register(sub)

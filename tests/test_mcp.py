@@ -61,6 +61,8 @@ TOOLS = {
     "harness_infer",
     "risk_classify",
     "gate_check",
+    "context_compact",
+    "context_expand",
 }
 PROPERTIES = {
     "context_plan": {"task", "budget", "changed_paths", "format"},
@@ -70,6 +72,8 @@ PROPERTIES = {
     "harness_infer": {"use_ci"},
     "risk_classify": {"paths", "query"},
     "gate_check": {"base", "range", "min_convergence", "validate", "format"},
+    "context_compact": {"payload", "kind"},
+    "context_expand": {"id", "lines", "grep", "path", "budget"},
 }
 REQUIRED = {
     "context_plan": ["task"],
@@ -79,6 +83,8 @@ REQUIRED = {
     "harness_infer": [],
     "risk_classify": [],
     "gate_check": [],
+    "context_compact": ["payload"],
+    "context_expand": ["id"],
 }
 INDEX_KEYS = {
     "files_discovered",

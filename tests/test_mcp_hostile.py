@@ -63,6 +63,8 @@ TOOLS = (
     "harness_infer",
     "risk_classify",
     "gate_check",
+    "context_compact",
+    "context_expand",
 )
 # The tool that needs git serves the committed fixture; the others the same files outside
 # git, where a call starts no git process (three per index refresh otherwise).

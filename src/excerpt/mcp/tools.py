@@ -24,6 +24,7 @@ from excerpt.index.build import index_repository
 from excerpt.mcp.calls import off_loop
 from excerpt.mcp.clients import budget_note, profile_for
 from excerpt.mcp.session import Client, Roots, ServedRepo, Session
+from excerpt.mcp.tools_compact import context_compact, context_expand
 from excerpt.pack import PackRequest
 from excerpt.pipeline import get_excerpts
 from excerpt.render.markdown import render_harness, render_risk
@@ -301,6 +302,8 @@ TOOLS: tuple[Callable[..., Awaitable[CallToolResult]], ...] = (
     harness_infer,
     risk_classify,
     gate_check,
+    context_compact,
+    context_expand,
 )
 
 

@@ -44,9 +44,31 @@ def json_elisions(text: str, root: Node) -> list[Elision]:
 
 
 def _signature(text: str, node: Node) -> tuple[tuple[str, str], ...] | None:
+    """An object's shape: its keys in order with each value's kind."""
     if node.kind != "object":
         return None
     return tuple((k or "", v.kind) for k, _, v in node.members)
+
+
+def _schema(text: str, items: list[Node]) -> str:
+    """The shape of a run of items, with how many of them have each key of an object
+    field (fields deeper than the items' own keys can differ between them)."""
+    parts = []
+    for index, (key, kind) in enumerate(_signature(text, items[0]) or ()):
+        name = decode_string(key) if key else "?"
+        if kind != "object":
+            parts.append(f"{name}: {kind}")
+            continue
+        counts = Counter(
+            decode_string(sub) for item in items for sub, _, _ in item.members[index][2].members
+            if sub is not None
+        )  # fmt: skip
+        inner = ", ".join(
+            k if n == len(items) else f"{k} in {n}" for k, n in sorted(counts.items())
+        )
+        parts.append(f"{name}: {{{inner}}}")
+    schema = ", ".join(parts)
+    return schema if len(schema) <= 300 else schema[:300] + "…"
 
 
 def _kept_members(text: str, node: Node) -> set[int] | None:
@@ -110,12 +132,7 @@ def _runs(text: str, node: Node, path: str, kept: set[int]) -> list[Elision]:
         if j - i < 2 or end - start < MIN_BYTES:  # a marker would cost about as much
             i = j
             continue
-        schema = ", ".join(
-            f"{decode_string(k) if k else '?'}: {kind}"
-            for k, kind in (_signature(text, members[i][2]) or ())
-        )
-        if len(schema) > 160:
-            schema = schema[:160] + "…"
+        schema = _schema(text, [members[a][2] for a in range(i, j)])
         noun = "items" if node.kind == "array" else "members"
         out.append(
             Elision(

@@ -284,7 +284,7 @@ def test_mcp_check_reports_a_serving_server_and_names_a_bad_repository(
     repos, _ = fixtures
     assert main(["mcp", "--repo", str(repos["go_svc"]), "--check"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("excerpt mcp serves 7 tools on ") and "context_pack" in out
+    assert out.startswith("excerpt mcp serves 9 tools on ") and "context_pack" in out
     missing = str(tmp_path / "missing")
     assert main(["mcp", "--repo", missing, "--check"]) == 3
     err = capsys.readouterr().err

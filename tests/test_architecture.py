@@ -32,11 +32,12 @@ ALLOWED = {
     "render": {"core", "discover", "index", "rank", "pack", "risk"},
     "deliver": {"core", "discover", "index", "rank", "pack", "pipeline", "render", "risk"},
     "harness": {"core", "discover"},
+    "compact": {"core"},
     "gate": {"core", "discover", "index", "risk"},
     "handoff": {"core", "discover", "index", "pack", "pipeline"},
     "mcp": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
-        "harness", "risk", "gate", "handoff",
+        "harness", "risk", "gate", "handoff", "compact",
     },
     "evals": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
@@ -44,7 +45,7 @@ ALLOWED = {
     },
     "cli": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver", "mcp",
-        "evals", "harness", "risk", "gate", "handoff",
+        "evals", "harness", "risk", "gate", "handoff", "compact",
     },
 }  # fmt: skip
 # Modules outside the pipeline's layering: the package's lazy entry points and the tree.

@@ -63,6 +63,8 @@ TOOLS = {
     "gate_check",
     "context_handoff",
     "context_handoff_validate",
+    "context_compact",
+    "context_expand",
 }
 PROPERTIES = {
     "context_plan": {"task", "budget", "changed_paths", "format"},
@@ -87,6 +89,8 @@ PROPERTIES = {
         "evidence",
     },
     "context_handoff_validate": {"document"},
+    "context_compact": {"payload", "kind"},
+    "context_expand": {"id", "lines", "grep", "path", "budget"},
 }
 REQUIRED = {
     "context_plan": ["task"],
@@ -98,6 +102,8 @@ REQUIRED = {
     "gate_check": [],
     "context_handoff": ["from_agent", "goal", "to_agent"],
     "context_handoff_validate": ["document"],
+    "context_compact": ["payload"],
+    "context_expand": ["id"],
 }
 INDEX_KEYS = {
     "files_discovered",

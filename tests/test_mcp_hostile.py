@@ -65,6 +65,8 @@ TOOLS = (
     "gate_check",
     "context_handoff",
     "context_handoff_validate",
+    "context_compact",
+    "context_expand",
 )
 # The tool that needs git serves the committed fixture; the others the same files outside
 # git, where a call starts no git process (three per index refresh otherwise).

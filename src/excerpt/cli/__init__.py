@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     # package: ``excerpt --version`` needs none of them
     from excerpt.cli import (
         bench_cmd,
+        compact_cmd,
         completion_cmd,
         config_cmd,
         eval_cmd,
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     harness_cmd.register(sub)
     gate_cmd.register(sub)
     handoff_cmd.register(sub)
+    compact_cmd.register(sub)
     mcp_cmd.register(sub)
     eval_cmd.register(sub)
     bench_cmd.register(sub)

@@ -24,6 +24,7 @@ from excerpt.index.build import index_repository
 from excerpt.mcp.calls import off_loop
 from excerpt.mcp.clients import budget_note, profile_for
 from excerpt.mcp.session import Client, Roots, ServedRepo, Session
+from excerpt.mcp.tools_compact import context_compact, context_expand
 from excerpt.mcp.tools_handoff import context_handoff, context_handoff_validate
 from excerpt.pack import PackRequest
 from excerpt.pipeline import get_excerpts
@@ -315,6 +316,8 @@ TOOLS: tuple[Callable[..., Awaitable[CallToolResult]], ...] = (
     gate_check,
     context_handoff,
     context_handoff_validate,
+    context_compact,
+    context_expand,
 )
 
 

@@ -1,0 +1,236 @@
+"""``expand(compact(x)) == x`` byte for byte, for any bytes and for generated JSON, logs and
+diffs; every marker's part is the same slice of the original; error, warning and changed
+lines are always in the view."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from excerpt.compact import Compaction, Store, compact, expand
+
+EXAMPLES = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_MARK = re.compile(
+    rb"(?m)(?:^[ \t]*)?\[\xe2\x80\xa6 [^\n]*? \xc2\xb7 excerpt expand [0-9a-f]{16}"
+    rb" --(?:lines (\d+)-(\d+)|path '((?:[^']|'\\'')*)')\]\n?"
+)
+
+
+@pytest.fixture(scope="module")
+def store() -> Iterator[Store]:
+    # on a memory filesystem when there is one: the same code, without a disk's fsync wait
+    base = "/dev/shm" if Path("/dev/shm").is_dir() else None
+    with tempfile.TemporaryDirectory(dir=base) as root:
+        yield Store(root=Path(root))
+
+
+def _round_trip(data: bytes, store: Store, kind: str) -> Compaction:
+    """Compact, expand whole, and rebuild the original from the view, each marker replaced
+    by what its own expand call returns."""
+    done = compact(data, store=store, kind=kind)  # type: ignore[arg-type]
+    assert expand(done.id, store=store).data == data
+    view = done.text.encode("utf-8", "surrogateescape")
+    if done.unchanged:
+        assert view == data
+        return done
+    marks = list(_MARK.finditer(view))
+    assert len(marks) == len(done.elisions)
+    rebuilt, at = [], 0
+    lines = data.split(b"\n")
+    for m, e in zip(marks, done.elisions, strict=True):
+        if m.group(1):
+            a, b = int(m.group(1)), int(m.group(2))
+            part = expand(done.id, store=store, lines=f"{a}-{b}").data
+            assert part == b"".join(x + b"\n" for x in lines[a - 1 : b])[: len(part)]
+        else:
+            part = expand(done.id, store=store, path=m.group(3).decode().replace("'\\''", "'")).data
+        assert len(part) == e["bytes"]
+        rebuilt += [view[at : m.start()], part]
+        at = m.end()
+    rebuilt.append(view[at:])
+    assert b"".join(rebuilt) == data
+    assert done.compacted_bytes <= 0.9 * done.original_bytes
+    return done
+
+
+# ------------------------------------------------------------------------------- strategies
+
+_KEYS = ["a", "b", "name", "id", "é", "\\ud800", "x y", "status", "error"]
+_SCALARS = ['"\\ud800"', '"\\udfff tail"', "true", "false", "null", '""', "NaN",
+            "Infinity", "-Infinity", str(2**200), str(-(2**70)), "1e400", "-0.0", '"é ✓"',
+            '"a\\"b"']  # fmt: skip
+
+
+def _random_json(rng: random.Random, text: str, depth: int = 0) -> str:
+    """Any JSON value, duplicate keys, non-finite numbers, lone surrogates and huge numbers
+    included; ``text`` is a string Hypothesis chose, written raw or escaped."""
+    roll = rng.randint(0, 9) if depth < 4 else 0
+    if roll <= 4:
+        return rng.choice([*_SCALARS, json.dumps(text), json.dumps(text, ensure_ascii=False)])
+    n = rng.randint(0, 5)
+    if roll <= 6:
+        return "[" + ", ".join(_random_json(rng, text, depth + 1) for _ in range(n)) + "]"
+    members = (f'"{rng.choice(_KEYS)}": {_random_json(rng, text, depth + 1)}' for _ in range(n))
+    return "{" + rng.choice([",", ", ", ",\n"]).join(members) + "}"
+
+
+_value = st.builds(lambda seed, text: _random_json(random.Random(seed), text),
+                   st.integers(0, 2**32), st.text(max_size=8))  # fmt: skip
+
+
+def _obj(values: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return st.builds(
+        lambda seed, v: "{" + f'"meta": {{"n": {seed % 7}}}, "items": {v}, "a": 1, "a": 2' + "}",
+        st.integers(0, 2**32), values,
+    )  # fmt: skip
+
+
+# Large shapes are built from one drawn seed (a few draws per example, not hundreds: the
+# suite's time goes to compaction, not to generation); the odd values come from Hypothesis.
+_ODD = ['"\\ud800"', '"\\udfff x"', "NaN", "-Infinity", str(2**70), "-0.0e-999", '"é\\n"', "null"]
+
+
+def _similar_items_of(seed: int, odd: str) -> str:
+    """An array of objects of one shape (the case compaction is for), with odd ones in."""
+    rng = random.Random(seed)
+    keys = rng.sample(["a", "b", "name", "id", "\\ud800", "x y", "status", "error", "a"], 3)
+    items = []
+    for i in range(rng.randint(5, 40)):
+        roll = rng.randint(0, 11)
+        if roll == 0:
+            items.append(odd)
+        elif roll == 1:
+            items.append("{" + f'"{keys[0]}": {rng.choice(_ODD)}, "extra": {i}' + "}")
+        else:
+            items.append(
+                "{"
+                + ", ".join(
+                    f'"{k}": {rng.choice([str(i), _ODD[i % 8], json.dumps(str(i))])}' for k in keys
+                )
+                + "}"
+            )
+    return "[" + rng.choice([",", ", ", ",\n  "]).join(items) + "]"
+
+
+_similar_items = st.builds(_similar_items_of, st.integers(0, 2**32), _value)
+
+_deep = st.integers(1, 3000).map(lambda n: "[" * n + "0" + "]" * n) | st.integers(1, 1000).map(
+    lambda n: '{"k": ' * n + "null" + "}" * n
+)
+_json = st.one_of(
+    _value, _similar_items, _deep, _obj(_similar_items),
+    st.lists(_similar_items, min_size=1, max_size=3).map(
+        lambda xs: '{"a": [' + ",".join(xs) + "]}"
+    ),
+).map(lambda s: s.encode("utf-8", "surrogatepass"))  # fmt: skip
+
+_NOISE = [
+    "2026-01-02T10:00:{n:02d}Z INFO GET /items/{n} 200",
+    "Jan  2 10:00:{n:02d} host app[{n}]: heartbeat ok from 10.0.0.{n}:8080",
+    "copying build/lib/pkg/module_{n}.py -> dist",
+    "\x1b[32mok\x1b[0m test_{n}",
+    "plain line {n} with nothing special",
+    "",
+]
+_SIGNALS = [
+    "ERROR: connection refused (attempt {n})",
+    "warning: unused variable 'x{n}' [-Wunused-variable]",
+    "FAILED tests/test_mod.py::test_case_{n} - AssertionError",
+    "Traceback (most recent call last):",
+    '  File "app/mod.py", line {n}, in handler',
+    "E       assert {n} == 0",
+    "    at Object.<anonymous> (/app/index.js:{n}:7)",
+]
+
+
+def _log_of(seed: int, tail: bytes) -> bytes:
+    rng = random.Random(seed)
+    lines: list[str] = []
+    for i in range(rng.randint(0, 50)):
+        if rng.randint(0, 9) == 0:
+            lines.append(rng.choice(_SIGNALS).format(n=i % 60))
+            continue
+        template = rng.choice(_NOISE)
+        lines += [template.format(n=(i + r) % 60) for r in range(rng.choice([1, 1, 1, 4, 12]))]
+    end = rng.choice(["\n", "\r\n"])
+    return end.join(lines).encode() + end.encode() * bool(lines) + tail
+
+
+def _diff_of(seed: int) -> bytes:
+    rng = random.Random(seed)
+    out = []
+    for f in range(rng.randint(1, 4)):
+        out += [f"diff --git a/f{f}.py b/f{f}.py", "index 1234567..89abcde 100644",
+                f"--- a/f{f}.py", f"+++ b/f{f}.py"]  # fmt: skip
+        for h in range(rng.randint(1, 3)):
+            body, old, new = [], 0, 0
+            for i in range(rng.randint(1, 25)):
+                op = rng.choice(" " * 6 + "+-")
+                text = rng.choice(["x = {n}", "raise ValueError('bad {n}')",
+                                   "    return compute(value_{n}, other_{n})", ""])  # fmt: skip
+                body.append(op + text.format(n=i))
+                old += op != "+"
+                new += op != "-"
+            out.append(f"@@ -{h * 50 + 1},{old} +{h * 50 + 1},{new} @@ def f():")
+            out += body
+            if rng.randint(0, 9) == 0:
+                out.append("\\ No newline at end of file")
+    return ("\n".join(out) + "\n").encode()
+
+
+_log = st.builds(_log_of, st.integers(0, 2**32), st.binary(max_size=20))
+_diff = st.builds(_diff_of, st.integers(0, 2**32))
+
+
+# -------------------------------------------------------------------------------- properties
+
+
+@EXAMPLES
+@given(
+    data=st.one_of(
+        st.binary(max_size=2048), st.lists(st.binary(max_size=40), max_size=80).map(b"\n".join)
+    ),
+    kind=st.sampled_from(["auto", "json", "log", "diff"]),
+)
+def test_any_bytes_come_back_exactly_under_every_kind(data: bytes, kind: str, store: Store) -> None:
+    _round_trip(data, store, kind)
+
+
+@EXAMPLES
+@given(data=_json)
+def test_generated_json_comes_back_exactly_and_its_parts_by_path(data: bytes, store: Store) -> None:
+    done = _round_trip(data, store, "json")
+    assert done.kind == "json"
+    assert expand(done.id, store=store, path="$").data == data.strip(b" \t\r\n")
+
+
+@EXAMPLES
+@given(data=_log)
+def test_generated_logs_come_back_exactly_and_keep_every_error_line(
+    data: bytes, store: Store
+) -> None:
+    done = _round_trip(data, store, "log")
+    view = done.text.encode("utf-8", "surrogateescape")
+    for line in data.split(b"\n"):
+        if re.search(rb"(?i)error|warning|failed|traceback|assert|File \"", line):
+            assert line in view
+
+
+@EXAMPLES
+@given(data=_diff)
+def test_generated_diffs_come_back_exactly_and_keep_every_changed_line(
+    data: bytes, store: Store
+) -> None:
+    done = _round_trip(data, store, "diff")
+    kept = done.text.encode().split(b"\n")
+    for line in data.split(b"\n"):
+        if not line.startswith(b" ") or b"Error" in line:
+            assert line in kept

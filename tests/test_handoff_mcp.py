@@ -126,3 +126,26 @@ def test_bad_arguments_are_a_one_line_tool_error(
 def test_a_document_that_is_not_a_handoff_is_reported_invalid(repo: Path, tmp_path: Path) -> None:
     (result,) = calls(repo, tmp_path / "cache", ("context_handoff_validate", {"document": {}}))
     assert not result.is_error and text(result).startswith("INVALID")
+
+
+def test_the_result_stays_within_its_budget_the_markdown_giving_way_to_the_document(
+    repo: Path, tmp_path: Path
+) -> None:
+    (full,) = calls(repo, tmp_path / "cache", ("context_handoff", args_for(repo)))
+    doc = document(full)
+    block = DOCUMENT_HEADING.encode() + json.dumps(doc, ensure_ascii=False, indent=1).encode()
+    # room for the document, not for its Markdown too
+    tight = len(block) + 400
+    assert len(text(full).encode()) > tight
+    (short,) = calls(
+        repo, tmp_path / "cache", ("context_handoff", {**args_for(repo), "budget": tight})
+    )
+    assert not short.is_error and len(text(short).encode()) <= tight
+    assert "does not fit this result's budget" in text(short) and "<goal>" not in text(short)
+    same = {k: v for k, v in document(short).items() if k != "created_at"}
+    assert same == {k: v for k, v in doc.items() if k != "created_at"}
+    # no room for the document: an error saying how to get it, never a cut document
+    (none,) = calls(
+        repo, tmp_path / "cache", ("context_handoff", {**args_for(repo), "budget": 300})
+    )
+    assert none.is_error and "-o FILE" in text(none)

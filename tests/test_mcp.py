@@ -87,6 +87,7 @@ PROPERTIES = {
         "next_steps",
         "risks",
         "evidence",
+        "budget",
     },
     "context_handoff_validate": {"document"},
     "context_compact": {"payload", "kind"},

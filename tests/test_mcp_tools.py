@@ -55,7 +55,9 @@ def test_every_budget_in_the_tool_schemas_has_the_library_limits(tmp_path: Path)
         for name, tool in tools.items()
         if "budget" in tool["input_schema"]["properties"]
     }
-    assert set(budgets) == {"context_pack", "context_plan", "context_retrieve", "context_expand"}
+    assert set(budgets) == {
+        "context_pack", "context_plan", "context_retrieve", "context_expand", "context_handoff",
+    }  # fmt: skip
     for name, budget in budgets.items():
         assert (budget["minimum"], budget["maximum"]) == (MIN_BUDGET, MAX_BUDGET), name
     assert PACK_MAX_BUDGET == MAX_BUDGET

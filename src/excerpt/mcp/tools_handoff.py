@@ -14,11 +14,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET
 from excerpt.errors import ExcerptError
 from excerpt.handoff import create_handoff, render_handoff, render_report, validate_handoff
 from excerpt.handoff.model import MAX_ITEMS, MAX_TEXT
 from excerpt.mcp.calls import off_loop
-from excerpt.mcp.session import Roots, Session
+from excerpt.mcp.session import Client, Roots, Session
 
 __all__ = ["context_handoff", "context_handoff_validate"]
 
@@ -96,12 +97,24 @@ Document = Annotated[
 ]
 
 
+Budget = Annotated[
+    int | None,
+    Field(
+        ge=MIN_BUDGET,
+        le=MAX_BUDGET,
+        description="Bytes the whole result may take (default: the client's); past it the "
+        "Markdown gives way to the document alone, which the receiver needs.",
+    ),
+]
+
+
 async def context_handoff(
     goal: Goal,
     from_agent: Sender,
     to_agent: Receiver,
     session: Session,
     roots: Roots,
+    client: Client,
     status: Status = "",
     constraints: Constraints = None,
     decisions: Decisions = None,
@@ -111,6 +124,7 @@ async def context_handoff(
     next_steps: NextSteps = None,
     risks: Risks = None,
     evidence: Evidence = None,
+    budget: Budget = None,
 ) -> CallToolResult:
     """Hand the task over to another agent: builds an excerpt.handoff/v1 document (goal,
     status, constraints, decisions with why, files touched, commands with exit codes,
@@ -118,6 +132,7 @@ async def context_handoff(
     and dirty tree, and its Markdown for the receiving agent. Nothing is written: save the
     document where the receiver will find it; it checks it with context_handoff_validate."""
     root = session.root(roots)
+    limit = (budget or client.default_budget) - client.framing
     given = {
         "goal": goal, "status": status, "constraints": constraints or [],
         "decisions": decisions or [], "files_touched": files_touched or [],
@@ -130,7 +145,19 @@ async def context_handoff(
                               cache_dir=session.cache_dir)  # fmt: skip
         text = render_handoff(done.document)
         notes = "".join(f"Note: {w}.\n" for w in done.warnings)
-        return _text(notes + text + DOCUMENT_HEADING + _json_block(done.document))
+        block = DOCUMENT_HEADING + _json_block(done.document)
+        full = notes + text + block
+        if _size(full) <= limit:
+            return _text(full)
+        # the document is what the receiver needs; its Markdown is `excerpt handoff show`'s
+        alone = notes + _WITHOUT_MARKDOWN.format(size=_size(text)) + block
+        if _size(alone) <= limit:
+            return _text(alone)
+        raise ToolError(
+            f"the handoff document takes {_size(block):,} bytes, over this result's"
+            f" {limit:,}: ask with a larger budget, or write it with `excerpt handoff create"
+            " ... -o FILE`"
+        )
 
     return await _call(create)
 
@@ -161,6 +188,16 @@ async def _call(fn: Any) -> CallToolResult:
 # What follows the Markdown in context_handoff's result: the document itself, for the agent
 # to save where the receiver finds it (a fenced block a model copies whole).
 DOCUMENT_HEADING = "\n## Document (excerpt.handoff/v1): save it as JSON for the receiver\n\n"
+
+
+_WITHOUT_MARKDOWN = (
+    "# Handoff\n\nIts Markdown ({size:,} bytes) does not fit this result's budget with the"
+    " document: the document alone follows; `excerpt handoff show FILE` renders it.\n"
+)
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
 
 
 def _json_block(document: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.cli.common import command
+from excerpt.cli.output import emit
 from excerpt.errors import UsageError
 
 __all__ = ["register"]
@@ -67,6 +68,71 @@ def register(sub: Any) -> None:
     )  # fmt: skip
     loc.add_argument("--json", action="store_true", help="print report.json")
     loc.set_defaults(handler=run)
+    perf = command(
+        actions,
+        "perf",
+        help="cold index, refresh, warm pack and re-pack after an edit, beside the floors",
+        examples=[
+            (
+                "excerpt bench perf --repo ~/src/django",
+                "every figure measured in this run, on a temporary copy of the tree",
+            )
+        ],
+    )
+    perf.add_argument("--repo", type=Path, required=True, help="the tree to measure (copied)")
+    perf.add_argument(
+        "--tasks", type=Path, metavar="FILE",
+        help="tasks, JSON lines with a problem_statement or task field (default: derived from"
+        " the tree's own definitions)",
+    )  # fmt: skip
+    perf.add_argument("--count", type=int, default=12, help="tasks to pack (default 12)")
+    perf.add_argument("--budget", type=int, default=32000, help="pack budget, bytes")
+    perf.add_argument("--runs", type=int, default=3, help="runs of each index and floor")
+    perf.add_argument("--json", action="store_true", help="machine-readable output")
+    perf.set_defaults(handler=run_perf_cmd)
+
+
+def _perf_tasks(path: Path) -> tuple[str, ...]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read --tasks {path}: {type(exc).__name__}") from None
+    out = []
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except json.JSONDecodeError:
+            raise UsageError(f"--tasks line {n} is not JSON") from None
+        text = doc.get("problem_statement") or doc.get("task") if isinstance(doc, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            raise UsageError(f"--tasks line {n} has no problem_statement or task")
+        out.append(text)
+    return tuple(out)
+
+
+def run_perf_cmd(args: argparse.Namespace) -> int:
+    from excerpt.evals.perf import PerfRun, render_perf, run_perf
+    from excerpt.render.text import to_json
+
+    tasks = () if args.tasks is None else _perf_tasks(args.tasks)
+    shown = sys.stderr.isatty() and not args.json
+
+    def say(step: str) -> None:
+        if shown:
+            sys.stderr.write(f"\r\x1b[2K{step}")
+            sys.stderr.flush()
+
+    run = PerfRun(repo=args.repo, tasks=tasks, count=args.count, budget=args.budget,
+                  runs=args.runs)  # fmt: skip
+    try:
+        doc = run_perf(run, progress=say)
+    finally:
+        if shown:
+            sys.stderr.write("\r\x1b[2K")
+    emit(args, to_json(doc) if args.json else render_perf(doc))
+    return 0
 
 
 def _git_dirs(specs: list[str]) -> dict[str, Path]:

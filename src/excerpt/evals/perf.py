@@ -1,0 +1,230 @@
+"""``excerpt bench perf``: what indexing and packing cost on a tree, beside the raw floors.
+
+In: a repository (copied to a temporary directory first: the edit runs change files, and the
+user's tree is never written) and tasks. Out: the SPEC §11 figures, every one measured in this
+run on this machine: cold index, no-change refresh, warm pack and pack after a one-file edit
+(p50/p95), peak RSS, and beside them the floors: listing and ``lstat`` of every file, reading
+and hashing every file, and tree-sitter parsing alone of every parsed file on all cores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from excerpt.errors import UsageError
+
+__all__ = ["PerfRun", "run_perf"]
+
+Progress = Callable[[str], None]
+# the files an edit run appends a comment line to, by extension
+_COMMENT = {
+    ".py": "#",
+    ".go": "//",
+    ".rs": "//",
+    ".ts": "//",
+    ".js": "//",
+    ".java": "//",
+    ".c": "//",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PerfRun:
+    repo: Path
+    tasks: tuple[str, ...] = ()  # empty: tasks derived from the tree's own definitions
+    count: int = 12  # derived tasks, and at most this many given ones
+    budget: int = 32000
+    runs: int = 3  # cold index, refresh and the floors: the median of this many
+
+
+def _files(root: Path) -> Iterator[str]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            yield os.path.join(dirpath, name)
+
+
+def stat_all(root: Path) -> float:
+    """Floor: list the tree and ``lstat`` every file (what a refresh cannot do without)."""
+    started = time.perf_counter()
+    for path in _files(root):
+        os.lstat(path)
+    return time.perf_counter() - started
+
+
+def read_all(root: Path) -> float:
+    """Floor: read and SHA-256 every regular file."""
+    started = time.perf_counter()
+    for path in _files(root):
+        if os.path.isfile(path) and not os.path.islink(path):
+            with open(path, "rb") as fh:
+                hashlib.sha256(fh.read()).digest()
+    return time.perf_counter() - started
+
+
+def _parse_batch(batch: Sequence[tuple[str, str]]) -> int:
+    import tree_sitter as ts
+
+    from excerpt.index.lang import grammar
+
+    for path, language in batch:
+        with open(path, "rb") as fh:
+            ts.Parser(grammar(language).language).parse(fh.read())
+    return len(batch)
+
+
+def parse_only(root: Path, workers: int) -> float:
+    """Floor: tree-sitter parsing alone (no queries, no storage) of every file excerpt
+    parses, on ``workers`` processes."""
+    from excerpt.index.languages import PARSED_LANGUAGES, language_of
+
+    todo = [
+        (path, language)
+        for path in _files(root)
+        if (language := language_of(os.path.basename(path))) in PARSED_LANGUAGES
+        and os.path.isfile(path)
+    ]
+    batches = [todo[i::workers] for i in range(workers)]
+    started = time.perf_counter()
+    if workers == 1:
+        _parse_batch(todo)
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(_parse_batch, batches))
+    return time.perf_counter() - started
+
+
+def percentiles_ms(samples: Sequence[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    if not ordered:
+        return {"p50": 0.0, "p95": 0.0}
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {"p50": round(statistics.median(ordered) * 1000, 1), "p95": round(p95 * 1000, 1)}
+
+
+def _peak_rss_mb() -> float:
+    """The largest resident set of this process or of any worker it waited for, in MB."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    scale = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB elsewhere
+    return round(max(own, children) * scale / 1e6, 1)
+
+
+def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
+    """The SPEC §11 ``bench perf`` figures for ``run.repo``.
+
+    Raises:
+        UsageError: the repository is not a directory, or has no task to pack.
+    """
+    from excerpt.evals.savings import derived_tasks
+    from excerpt.index.build import index_repository
+    from excerpt.pack import PackRequest
+    from excerpt.pipeline import build_pack
+
+    say = progress or (lambda _: None)
+    if not run.repo.is_dir():
+        raise UsageError(f"--repo must be a directory: {run.repo}")
+    if run.runs < 1 or run.count < 1:
+        raise UsageError("--runs and --count must be 1 or more")
+    workers = os.cpu_count() or 1
+    with tempfile.TemporaryDirectory(prefix="excerpt-perf-") as tmp:
+        say("copying the tree")
+        repo = Path(tmp) / "repo"
+        shutil.copytree(run.repo, repo, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        say("floors")
+        stat_s = statistics.median(stat_all(repo) for _ in range(run.runs))
+        read_s = statistics.median(read_all(repo) for _ in range(run.runs))
+        parse_s = statistics.median(parse_only(repo, workers) for _ in range(run.runs))
+        cold: list[float] = []
+        refresh: list[float] = []
+        files = 0
+        for n in range(run.runs):
+            say(f"cold index {n + 1}/{run.runs}")
+            cache = Path(tmp) / f"cache{n}"
+            started = time.perf_counter()
+            report = index_repository(repo, cache_dir=cache)
+            cold.append(time.perf_counter() - started)
+            files = report.files_indexed
+            started = time.perf_counter()
+            index_repository(repo, cache_dir=cache)
+            refresh.append(time.perf_counter() - started)
+        cache = Path(tmp) / "cache0"
+        tasks = list(run.tasks[: run.count]) or [
+            t.task for t in derived_tasks(repo, cache, count=run.count)
+        ]
+        if not tasks:
+            raise UsageError("no task to pack: give --tasks, or a tree with definitions")
+        warm: list[float] = []
+        for n, task in enumerate(tasks):
+            say(f"warm pack {n + 1}/{len(tasks)}")
+            started = time.perf_counter()
+            build_pack(PackRequest(repo=repo, task=task, budget=run.budget, cache_dir=cache))
+            warm.append(time.perf_counter() - started)
+        edited: list[float] = []
+        sources = sorted(p for p in _files(repo) if p.endswith(tuple(_COMMENT)))
+        for n, task in enumerate(tasks[: len(sources) and len(tasks)]):
+            say(f"pack after an edit {n + 1}/{len(tasks)}")
+            target = sources[(n * 7919) % len(sources)]
+            with open(target, "a", encoding="utf-8") as fh:
+                fh.write(f"\n{_COMMENT[os.path.splitext(target)[1]]} edit {n}\n")
+            started = time.perf_counter()
+            build_pack(PackRequest(repo=repo, task=task, budget=run.budget, cache_dir=cache))
+            edited.append(time.perf_counter() - started)
+    return {
+        "files": files,
+        "cold_index_s": round(statistics.median(cold), 6),
+        "warm_refresh_s": round(statistics.median(refresh), 6),
+        "pack_ms": percentiles_ms(warm),
+        "repack_after_edit_ms": percentiles_ms(edited),
+        "peak_rss_mb": _peak_rss_mb(),
+        "baseline": {
+            "stat_all_s": round(stat_s, 6),
+            "read_all_s": round(read_s, 6),
+            "parse_only_s": round(parse_s, 6),
+            "aider_cold_s": None,
+            "aider_warm_s": None,
+        },
+        "tasks": len(tasks),
+        "budget": run.budget,
+        "runs": run.runs,
+        "cores": workers,
+    }
+
+
+def render_perf(doc: dict[str, Any]) -> str:
+    """The figures as a Markdown table, each beside the floor it is compared with."""
+    b = doc["baseline"]
+    parse = b["parse_only_s"] or 0.0
+    stat = b["stat_all_s"] or 0.0
+    cold_x = f"{doc['cold_index_s'] / parse:.1f}x the parse floor" if parse else "—"
+    refresh_x = f"{doc['warm_refresh_s'] / stat:.1f}x the stat floor" if stat else "—"
+    rows = [
+        f"# excerpt bench perf: {doc['files']:,} files indexed, {doc['tasks']} tasks,"
+        f" budget {doc['budget']:,} B, {doc['cores']} cores (median of {doc['runs']} runs)",
+        "",
+        "| measure | excerpt | floor | ratio |",
+        "| --- | --- | --- | --- |",
+        f"| cold index | {doc['cold_index_s']:.3f} s | parse only, all cores {parse:.3f} s"
+        f" | {cold_x} |",
+        f"| no-change refresh | {doc['warm_refresh_s']:.3f} s | list + lstat {stat:.3f} s"
+        f" | {refresh_x} |",
+        f"| read + hash every file | — | {b['read_all_s']:.3f} s | — |",
+        f"| warm pack | p50 {doc['pack_ms']['p50']:.0f} ms, p95 {doc['pack_ms']['p95']:.0f} ms"
+        " | — | — |",
+        f"| pack after a one-file edit | p50 {doc['repack_after_edit_ms']['p50']:.0f} ms,"
+        f" p95 {doc['repack_after_edit_ms']['p95']:.0f} ms | — | — |",
+        f"| peak RSS | {doc['peak_rss_mb']:.0f} MB | — | — |",
+    ]
+    return "\n".join(rows) + "\n"

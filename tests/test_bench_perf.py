@@ -1,0 +1,72 @@
+"""``excerpt bench perf``: the SPEC §11 figures, measured on a copy of the tree."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import tree_snapshot
+from excerpt.cli import main
+
+FILES = {
+    f"pkg/mod{n}.py": "".join(
+        f"def settle_invoice_{n}_{k}(invoice):\n    return invoice.total - {k}\n\n\n"
+        for k in range(8)
+    )
+    for n in range(6)
+}
+
+
+@pytest.fixture
+def repo(make_repo: Callable[..., Path]) -> Path:
+    return make_repo({**FILES, "pkg/util.go": "package pkg\n\nfunc Settle() int { return 1 }\n"})
+
+
+def test_bench_perf_reports_every_figure_beside_its_floors_and_leaves_the_tree_untouched(
+    repo: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = tree_snapshot(repo)
+    code = main(["bench", "perf", "--repo", str(repo), "--runs", "1", "--count", "2", "--json"])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert tree_snapshot(repo) == before  # the edit runs changed a copy
+    assert doc["files"] == len(FILES) + 1 and doc["tasks"] == 2
+    assert doc["cold_index_s"] > 0 and doc["warm_refresh_s"] > 0 and doc["peak_rss_mb"] > 0
+    for key in ("pack_ms", "repack_after_edit_ms"):
+        assert 0 < doc[key]["p50"] <= doc[key]["p95"]
+    base = doc["baseline"]
+    assert base["stat_all_s"] > 0 and base["read_all_s"] > 0 and base["parse_only_s"] > 0
+    assert base["aider_cold_s"] is None and base["aider_warm_s"] is None  # not run
+
+
+def test_bench_perf_packs_the_given_tasks_and_renders_a_table(
+    repo: Path, cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(
+        json.dumps({"problem_statement": "settle_invoice_3_2 returns a negative total"})
+        + "\n\n" + json.dumps({"task": "Settle in util.go returns 1"}) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    args = ["bench", "perf", "--repo", str(repo), "--runs", "1", "--tasks", str(tasks)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "2 tasks" in out and "x the parse floor" in out and "| warm pack | p50 " in out
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [("{not json}\n", "line 1 is not JSON"), ('{"title": "x"}\n', "no problem_statement")],
+)
+def test_bench_perf_refuses_bad_tasks_and_a_missing_tree_with_exit_2(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: str, message: str
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(lines, encoding="utf-8")
+    assert main(["bench", "perf", "--repo", str(repo), "--tasks", str(tasks)]) == 2
+    assert message in capsys.readouterr().err
+    assert main(["bench", "perf", "--repo", str(tmp_path / "none"), "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["code"] == "usage_error"

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from excerpt.cli.common import command
+from excerpt.cli.common import command, complete_as
 from excerpt.cli.output import emit
 from excerpt.errors import UsageError
 
@@ -76,10 +76,19 @@ def register(sub: Any) -> None:
             (
                 "excerpt bench perf --repo ~/src/django",
                 "every figure measured in this run, on a temporary copy of the tree",
-            )
+            ),
+            (
+                "excerpt bench perf --repo . --tasks issues.jsonl --runs 1 --json",
+                "packs of your own tasks, one run of each index, as SPEC §11 JSON",
+            ),
         ],
     )
-    perf.add_argument("--repo", type=Path, required=True, help="the tree to measure (copied)")
+    complete_as(
+        perf.add_argument(
+            "--repo", type=Path, required=True, metavar="DIR", help="the tree to measure (copied)"
+        ),
+        "directory",
+    )
     perf.add_argument(
         "--tasks", type=Path, metavar="FILE",
         help="tasks, JSON lines with a problem_statement or task field (default: derived from"

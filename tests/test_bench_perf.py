@@ -70,3 +70,31 @@ def test_bench_perf_refuses_bad_tasks_and_a_missing_tree_with_exit_2(
     assert message in capsys.readouterr().err
     assert main(["bench", "perf", "--repo", str(tmp_path / "none"), "--json"]) == 2
     assert json.loads(capsys.readouterr().out)["code"] == "usage_error"
+
+
+def test_the_synthetic_tree_is_the_same_bytes_for_the_same_size_and_has_imports(
+    tmp_path: Path,
+) -> None:
+    from excerpt.evals.synthetic import write_tree
+
+    a, b = write_tree(tmp_path / "a", 250), write_tree(tmp_path / "b", 250)
+
+    def content(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    assert content(a) == content(b)
+    files = sorted(p for p in a.rglob("*") if p.is_file())
+    assert len(files) == 251
+    assert {p.suffix for p in files} == {".py", ".ts", ".go", ".rs", ".md"}
+    assert any("from pkg0." in p.read_text(encoding="utf-8") for p in files if p.suffix == ".py")
+
+
+def test_bench_perf_measures_a_synthetic_tree_and_wants_exactly_one_tree(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path
+) -> None:
+    args = ["bench", "perf", "--synthetic", "150", "--runs", "1", "--count", "2", "--json"]
+    assert main(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["synthetic"] == 150 and doc["files"] > 100 and doc["tasks"] == 2
+    assert main(["bench", "perf", "--json"]) == 2
+    assert "give --repo DIR or --synthetic N" in capsys.readouterr().out

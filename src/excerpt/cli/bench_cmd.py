@@ -84,11 +84,14 @@ def register(sub: Any) -> None:
         ],
     )
     complete_as(
-        perf.add_argument(
-            "--repo", type=Path, required=True, metavar="DIR", help="the tree to measure (copied)"
-        ),
+        perf.add_argument("--repo", type=Path, metavar="DIR", help="the tree to measure (copied)"),
         "directory",
     )
+    perf.add_argument(
+        "--synthetic", type=int, metavar="N",
+        help="measure a generated tree of N files instead (mixed languages, long-tailed sizes,"
+        " imports; the same tree for the same N)",
+    )  # fmt: skip
     perf.add_argument(
         "--tasks", type=Path, metavar="FILE",
         help="tasks, JSON lines with a problem_statement or task field (default: derived from"
@@ -125,6 +128,8 @@ def run_perf_cmd(args: argparse.Namespace) -> int:
     from excerpt.evals.perf import PerfRun, render_perf, run_perf
     from excerpt.render.text import to_json
 
+    if (args.repo is None) == (args.synthetic is None):
+        raise UsageError("give --repo DIR or --synthetic N")
     tasks = () if args.tasks is None else _perf_tasks(args.tasks)
     shown = sys.stderr.isatty() and not args.json
 
@@ -133,8 +138,8 @@ def run_perf_cmd(args: argparse.Namespace) -> int:
             sys.stderr.write(f"\r\x1b[2K{step}")
             sys.stderr.flush()
 
-    run = PerfRun(repo=args.repo, tasks=tasks, count=args.count, budget=args.budget,
-                  runs=args.runs)  # fmt: skip
+    run = PerfRun(repo=args.repo or Path("."), tasks=tasks, count=args.count,
+                  budget=args.budget, runs=args.runs, synthetic=args.synthetic)  # fmt: skip
     try:
         doc = run_perf(run, progress=say)
     finally:

@@ -47,6 +47,7 @@ class PerfRun:
     count: int = 12  # derived tasks, and at most this many given ones
     budget: int = 32000
     runs: int = 3  # cold index, refresh and the floors: the median of this many
+    synthetic: int | None = None  # measure a generated tree of this many files instead
 
 
 def _files(root: Path) -> Iterator[str]:
@@ -129,20 +130,27 @@ def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
         UsageError: the repository is not a directory, or has no task to pack.
     """
     from excerpt.evals.savings import derived_tasks
+    from excerpt.evals.synthetic import write_tree
     from excerpt.index.build import index_repository
     from excerpt.pack import PackRequest
     from excerpt.pipeline import build_pack
 
     say = progress or (lambda _: None)
-    if not run.repo.is_dir():
+    if run.synthetic is None and not run.repo.is_dir():
         raise UsageError(f"--repo must be a directory: {run.repo}")
+    if run.synthetic is not None and not 1 <= run.synthetic <= 1_000_000:
+        raise UsageError("--synthetic must be between 1 and 1,000,000 files")
     if run.runs < 1 or run.count < 1:
         raise UsageError("--runs and --count must be 1 or more")
     workers = os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="excerpt-perf-") as tmp:
-        say("copying the tree")
         repo = Path(tmp) / "repo"
-        shutil.copytree(run.repo, repo, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        if run.synthetic is not None:
+            say(f"writing a synthetic tree of {run.synthetic:,} files")
+            write_tree(repo, run.synthetic)
+        else:
+            say("copying the tree")
+            shutil.copytree(run.repo, repo, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         say("floors")
         stat_s = statistics.median(stat_all(repo) for _ in range(run.runs))
         read_s = statistics.median(read_all(repo) for _ in range(run.runs))
@@ -200,6 +208,7 @@ def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
         "budget": run.budget,
         "runs": run.runs,
         "cores": workers,
+        "synthetic": run.synthetic,
     }
 
 

@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from excerpt.core.capped import read_capped
 from excerpt.errors import UsageError
 
 if TYPE_CHECKING:
@@ -167,21 +168,16 @@ def read_task(args: argparse.Namespace) -> str:
     if args.task_file is not None and args.task is not None:
         raise UsageError("give the task as an argument or with --task-file, not both")
     if args.task_file is not None:
-        try:  # read up to the cap, never whole: /dev/zero or a sparse 3 GiB file is refused
-            with Path(args.task_file).open("rb") as fh:
-                data = fh.read(_MAX_TASK_BYTES + 1)
-        except OSError as exc:
-            raise UsageError(f"cannot read task file {args.task_file}: {exc.strerror}") from None
-        except ValueError:  # a NUL byte in the name
-            raise UsageError(f"cannot read task file {args.task_file}: not a valid name") from None
+        # a task file named "-" is that file, not stdin
+        name = "./-" if str(args.task_file) == "-" else str(args.task_file)
+        reading = f"task file {args.task_file}"
     elif args.task == "-":
-        data = sys.stdin.buffer.read(_MAX_TASK_BYTES + 1)
+        name, reading = "-", "the task from stdin"
     elif args.task is not None:
         return str(args.task)
     else:
         raise UsageError("a task is required (argument, --task-file F, or - for stdin)")
-    if len(data) > _MAX_TASK_BYTES:
-        raise UsageError("the task is larger than 4 MiB")
+    data = read_capped(name, _MAX_TASK_BYTES, reading=reading, what="task")
     return data.decode("utf-8", "replace")
 
 

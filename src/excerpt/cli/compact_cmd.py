@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from excerpt.cli.common import command, complete_as
-from excerpt.errors import UsageError
 
 __all__ = ["register"]
 
@@ -79,19 +77,9 @@ def _store() -> Any:
 
 
 def _read(name: str) -> bytes:
-    if name == "-":
-        data = sys.stdin.buffer.read(MAX_PAYLOAD + 1)
-    else:
-        try:  # read up to the cap, never whole: /dev/zero is refused, not read forever
-            with Path(name).open("rb") as fh:
-                data = fh.read(MAX_PAYLOAD + 1)
-        except OSError as exc:
-            raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
-        except ValueError:
-            raise UsageError(f"cannot read {name}: not a valid name") from None
-    if len(data) > MAX_PAYLOAD:
-        raise UsageError(f"the payload is larger than {MAX_PAYLOAD // 2**20} MiB")
-    return data
+    from excerpt.core.capped import read_capped
+
+    return read_capped(name, MAX_PAYLOAD, reading=name, what="payload")
 
 
 def run_compact(args: argparse.Namespace) -> int:

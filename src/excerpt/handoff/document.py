@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from excerpt.core.capped import read_capped
 from excerpt.core.hashing import sha256_hex
 from excerpt.core.lines import split_lines
 from excerpt.errors import UsageError
@@ -59,18 +59,7 @@ def load_json(source: str | os.PathLike[str], *, what: str = "input") -> Any:
             gives the line and column, never the content).
     """
     name = os.fspath(source)
-    try:
-        if name == "-":
-            data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
-        else:  # read up to the cap, never whole: /dev/zero or a sparse file is refused
-            with Path(name).open("rb") as fh:
-                data = fh.read(MAX_INPUT_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read the {what} {name}: {exc.strerror or exc}") from None
-    except ValueError:
-        raise UsageError(f"cannot read the {what} {name}: not a valid name") from None
-    if len(data) > MAX_INPUT_BYTES:
-        raise UsageError(f"the {what} is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB")
+    data = read_capped(name, MAX_INPUT_BYTES, reading=f"the {what} {name}", what=what)
     return parse_json(data, what)
 
 

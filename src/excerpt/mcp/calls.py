@@ -33,6 +33,8 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
+from excerpt.errors import ExcerptError
+
 __all__ = [
     "DEADLINE_ENV",
     "DEFAULT_DEADLINE",
@@ -41,6 +43,8 @@ __all__ = [
     "deadline",
     "in_thread",
     "off_loop",
+    "text_only",
+    "tool_call",
 ]
 
 T = TypeVar("T")
@@ -113,6 +117,21 @@ async def off_loop(fn: Callable[[], T]) -> T:
             " when they finish, or restart this MCP server to stop them"
         )
     return await in_thread(fn, on_abandon=_abandon)
+
+
+async def tool_call(fn: Callable[[], T]) -> T:
+    """Run a blocking library call, and the rendering of its result, off the event loop
+    (abandoned when the call is cancelled or late); library errors become tool errors."""
+    try:
+        return await off_loop(fn)
+    except ExcerptError as exc:
+        raise ToolError(exc.message) from None
+
+
+def text_only(text: str) -> CallToolResult:
+    """A model-facing result: the text as the only content. No structured content, which
+    Claude Code and Codex would forward in its place."""
+    return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
 async def in_thread(

@@ -17,11 +17,10 @@ from pydantic import Field
 
 from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from excerpt.deliver import build_pack, build_plan, render_retrieved
-from excerpt.errors import ExcerptError
 from excerpt.gate import GateRequest, render_text, run_gate
 from excerpt.harness import infer_harness
 from excerpt.index.build import index_repository
-from excerpt.mcp.calls import off_loop
+from excerpt.mcp.calls import text_only, tool_call
 from excerpt.mcp.clients import budget_note, profile_for
 from excerpt.mcp.session import Client, Roots, ServedRepo, Session
 from excerpt.mcp.tools_compact import context_compact, context_expand
@@ -179,9 +178,9 @@ async def context_plan(
 
     def plan() -> CallToolResult:
         done = build_plan(request(), notes=notes)
-        return _machine(done.plan.to_dict()) if format == "json" else _text(done.text)
+        return _machine(done.plan.to_dict()) if format == "json" else text_only(done.text)
 
-    return await _call(plan)
+    return await tool_call(plan)
 
 
 async def context_pack(
@@ -212,9 +211,9 @@ async def context_pack(
             notes=notes,
             limit=size - client.framing,
         )
-        return _machine(done.pack.to_dict()) if format == "json" else _text(done.text)
+        return _machine(done.pack.to_dict()) if format == "json" else text_only(done.text)
 
-    return await _call(pack)
+    return await tool_call(pack)
 
 
 async def context_retrieve(
@@ -229,9 +228,9 @@ async def context_retrieve(
 
     def retrieve() -> CallToolResult:
         results = [r.to_dict() for r in get_excerpts(root, handles, cache_dir=session.cache_dir)]
-        return _text(render_retrieved(results, size))
+        return text_only(render_retrieved(results, size))
 
-    return await _call(retrieve)
+    return await tool_call(retrieve)
 
 
 async def index_status(session: Session, roots: Roots) -> CallToolResult:
@@ -245,7 +244,7 @@ async def index_status(session: Session, roots: Roots) -> CallToolResult:
         doc = {**report.to_dict(), "first_index": first}
         return _result(_first_note(first) + render_index(report), doc)
 
-    return await _call(status)
+    return await tool_call(status)
 
 
 async def harness_infer(session: Session, roots: Roots, use_ci: UseCi = True) -> CallToolResult:
@@ -259,7 +258,7 @@ async def harness_infer(session: Session, roots: Roots, use_ci: UseCi = True) ->
         doc = infer_harness(root, use_ci=use_ci).to_dict()
         return _result(render_harness(doc), doc)
 
-    return await _call(harness)
+    return await tool_call(harness)
 
 
 async def risk_classify(paths: Paths = None, query: Query = None) -> CallToolResult:
@@ -275,7 +274,7 @@ async def risk_classify(paths: Paths = None, query: Query = None) -> CallToolRes
         doc = dict(risk_report(paths=tuple(paths or ()), query=query))
         return _result(render_risk(doc), doc)
 
-    return await _call(risk)
+    return await tool_call(risk)
 
 
 async def gate_check(
@@ -293,16 +292,16 @@ async def gate_check(
     commit, never from the change. Secrets are never echoed: a masked preview only."""
     root = session.root(roots)
 
-    def gate() -> CallToolResult:  # the request is built inside _call: a refusal is a tool error
+    def gate() -> CallToolResult:  # built inside tool_call: a refusal is a tool error
         report = run_gate(
             GateRequest(
                 repo=root, base=base, range=range, min_convergence=min_convergence,
                 validate=tuple(validate or ()), cache_dir=session.cache_dir,
             )
         )  # fmt: skip
-        return _machine(report.to_dict()) if format == "json" else _text(render_text(report))
+        return _machine(report.to_dict()) if format == "json" else text_only(render_text(report))
 
-    return await _call(gate)
+    return await tool_call(gate)
 
 
 # The tools, in the order ``tools/list`` gives them.
@@ -321,15 +320,6 @@ TOOLS: tuple[Callable[..., Awaitable[CallToolResult]], ...] = (
 )
 
 
-async def _call(fn: Callable[[], T]) -> T:
-    """Run a blocking library call, and the rendering of its result, off the event loop
-    (abandoned when the call is cancelled or late); library errors become tool errors."""
-    try:
-        return await off_loop(fn)
-    except ExcerptError as exc:
-        raise ToolError(exc.message) from None
-
-
 def _request(
     root: Path,
     task: str,
@@ -339,7 +329,7 @@ def _request(
     fill: bool = True,
     held: list[str] | None = None,
 ) -> Callable[[], PackRequest]:
-    """A deferred request: building it validates, and that must happen inside ``_call`` so a
+    """A deferred request: building it validates, and that must happen inside ``tool_call`` so a
     refusal (an empty task) becomes a tool error with its reason."""
     return lambda: PackRequest(
         repo=root, task=task, budget=budget, changed=tuple(changed or ()),
@@ -351,12 +341,6 @@ def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=structured
     )
-
-
-def _text(text: str) -> CallToolResult:
-    """A model-facing result: Markdown as the only content. No structured content, which
-    Claude Code and Codex would forward in its place."""
-    return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
 def _machine(doc: Mapping[str, Any]) -> CallToolResult:

@@ -3,17 +3,16 @@ view; ``context_expand`` returns the part of an original the agent asks for, exa
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Literal, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import Field
 
 from excerpt.compact import Store, compact, expand
 from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET, cache_root
 from excerpt.errors import ExcerptError
-from excerpt.mcp.calls import off_loop
+from excerpt.mcp.calls import text_only, tool_call
 from excerpt.mcp.session import Client, ServedRepo, Session
 
 __all__ = ["context_compact", "context_expand"]
@@ -88,9 +87,9 @@ async def context_compact(
                 f"the {budget:,} this client passes on whole: read parts of it with "
                 f'context_expand(id="{done.id}", lines="A-B"), grep or path.'
             )
-        return _text(text)
+        return text_only(text)
 
-    return await _call(run)
+    return await tool_call(run)
 
 
 async def context_expand(
@@ -120,13 +119,13 @@ async def context_expand(
         spans = ", ".join(f"L{a}-L{b}" for a, b in got.lines[:20]) or "none"
         head = f"{id} {got.selection}: {len(got.data):,} bytes, lines {spans}"
         if len(text.encode("utf-8")) + len(head) + 1 > size:
-            return _text(
+            return text_only(
                 f"{head}.\nThat is over the {size:,} bytes to return whole: ask for fewer "
                 f"lines (the original has {got.total_lines:,})."
             )
-        return _text(f"{head}\n{text}")
+        return text_only(f"{head}\n{text}")
 
-    return await _call(run)
+    return await tool_call(run)
 
 
 def _store(session: ServedRepo) -> Store:
@@ -134,14 +133,3 @@ def _store(session: ServedRepo) -> Store:
         return Store.in_cache(session.cache_dir or cache_root())
     except ExcerptError as exc:
         raise ToolError(exc.message) from None
-
-
-async def _call(fn: Callable[[], T]) -> T:
-    try:
-        return await off_loop(fn)
-    except ExcerptError as exc:
-        raise ToolError(exc.message) from None
-
-
-def _text(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)])

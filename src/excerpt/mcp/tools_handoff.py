@@ -11,14 +11,13 @@ import re
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import Field
 
 from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET
-from excerpt.errors import ExcerptError
 from excerpt.handoff import create_handoff, render_handoff, render_report, validate_handoff
 from excerpt.handoff.model import MAX_ITEMS, MAX_TEXT
-from excerpt.mcp.calls import off_loop
+from excerpt.mcp.calls import text_only, tool_call
 from excerpt.mcp.session import Client, Roots, Session
 
 __all__ = ["context_handoff", "context_handoff_validate"]
@@ -148,18 +147,18 @@ async def context_handoff(
         block = DOCUMENT_HEADING + _json_block(done.document)
         full = notes + text + block
         if _size(full) <= limit:
-            return _text(full)
+            return text_only(full)
         # the document is what the receiver needs; its Markdown is `excerpt handoff show`'s
         alone = notes + _WITHOUT_MARKDOWN.format(size=_size(text)) + block
         if _size(alone) <= limit:
-            return _text(alone)
+            return text_only(alone)
         raise ToolError(
             f"the handoff document takes {_size(block):,} bytes, over this result's"
             f" {limit:,}: ask with a larger budget, or write it with `excerpt handoff create"
             " ... -o FILE`"
         )
 
-    return await _call(create)
+    return await tool_call(create)
 
 
 async def context_handoff_validate(
@@ -172,17 +171,9 @@ async def context_handoff_validate(
 
     def validate() -> CallToolResult:
         report = validate_handoff(root, document, cache_dir=session.cache_dir)
-        return _text(render_report(report))
+        return text_only(render_report(report))
 
-    return await _call(validate)
-
-
-async def _call(fn: Any) -> CallToolResult:
-    try:
-        result: CallToolResult = await off_loop(fn)
-    except ExcerptError as exc:
-        raise ToolError(exc.message) from None
-    return result
+    return await tool_call(validate)
 
 
 # What follows the Markdown in context_handoff's result: the document itself, for the agent
@@ -204,9 +195,3 @@ def _json_block(document: dict[str, Any]) -> str:
     body = json.dumps(document, ensure_ascii=False, sort_keys=False, indent=1)
     fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
     return f"{fence}json\n{body}\n{fence}\n"
-
-
-def _text(text: str) -> CallToolResult:
-    """Text as the only content: Claude Code and Codex forward structured content in its
-    place, and a model reads Markdown, not a JSON string holding it."""
-    return CallToolResult(content=[TextContent(type="text", text=text)])

@@ -220,3 +220,47 @@ def test_an_index_from_before_row_digests_gets_them_in_place_and_is_checked_from
 def _snapshot(repo: Path, cache: Path) -> dict[str, Any]:
     with IndexStore.open(_db(repo, cache).parent) as store:
         return store.snapshot()
+
+
+# -- discovery trusts a stored path as not sensitive only under the deny list that let it in ----
+
+
+@pytest.mark.reliability("T6", cases=1)
+def test_a_file_row_renamed_to_a_sensitive_path_rebuilds_the_cache_and_the_file_is_never_read(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Discovery takes the stored paths as not sensitive: a row renamed in the cache must
+    not carry a sensitive file past the deny list (its digest fails before discovery runs)."""
+    repo = make_repo({**FILES, ".env": "TOKEN=ZqxCanaryRenamedRow\n"})
+    cache = tmp_path / "cache"
+    index_repository(repo, cache_dir=cache)
+    _sql(_db(repo, cache), f"UPDATE files SET path = '.env' WHERE path = '{REFUNDS}'")
+    report = index_repository(repo, cache_dir=cache)
+    assert report.rebuilt is not None
+    with IndexStore.open(_db(repo, cache).parent) as store:
+        files = store.view().files()
+        assert ".env" not in files and REFUNDS in files
+        assert (".env", "sensitive") in store.view().omitted()
+    assert b"ZqxCanaryRenamedRow" not in _db(repo, cache).read_bytes()
+
+
+def test_stored_paths_are_asked_again_when_the_deny_list_changed(
+    make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import excerpt.discover.walk as walk
+    import excerpt.index.build as build
+
+    repo = make_repo(FILES)
+    cache = tmp_path / "cache"
+    index_repository(repo, cache_dir=cache)
+    # a list that now denies the ledger: under the digest the files passed, stored paths
+    # are not asked again; under a new one, every path is
+    monkeypatch.setattr(walk, "is_sensitive_path", lambda path: path == "billing/ledger.py")
+    index_repository(repo, cache_dir=cache)
+    with IndexStore.open(_db(repo, cache).parent) as store:
+        assert "billing/ledger.py" in store.view().files()
+    monkeypatch.setattr(build, "DENY_DIGEST", "a-new-list")
+    index_repository(repo, cache_dir=cache)
+    with IndexStore.open(_db(repo, cache).parent) as store:
+        assert "billing/ledger.py" not in store.view().files()
+        assert ("billing/ledger.py", "sensitive") in store.view().omitted()

@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import git, git_commit_all, write_tree
 from excerpt.core.settings import Limits
-from excerpt.discover import reader
+from excerpt.discover import reader, sensitive
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.discover.sensitive import is_sensitive_path
 from excerpt.index.build import IndexReport, index_repository
@@ -407,6 +409,25 @@ def test_deny_list_path_is_sensitive(path: str) -> None:
 )
 def test_exception_or_ordinary_path_is_not_sensitive(path: str) -> None:
     assert not is_sensitive_path(path)
+
+
+_PIECES = st.sampled_from(
+    [".env", "env", ".example", "id_rsa", ".pub", "_rsa", "credentials", ".json", "x",
+     ".ssh", ".aws", "config", "secrets", ".yml", ".tfvars", ".tfstate", "krb5cc_", "é",
+     "Master.KEY", ".ENV", "service-account", "_history", ".gnupg", "etc", "shadow", "."]
+)  # fmt: skip
+_NAMES = st.lists(_PIECES, min_size=1, max_size=3).map("".join)
+
+
+@given(st.lists(_NAMES, min_size=1, max_size=4).map("/".join))
+@settings(max_examples=600, deadline=None)
+def test_the_sensitive_rules_give_one_verdict_in_re2_and_in_python_re(
+    path: str,
+) -> None:
+    """The combined rules in RE2 (on ASCII paths) and in Python's ``re`` give one verdict on
+    every path built of the deny list's own pieces."""
+    normal = sensitive._normalise(path)
+    assert sensitive._matcher(())(normal) == sensitive._matcher((), linear=False)(normal)
 
 
 # -- canaries in sensitive files never reach the cache -------------------------------------------

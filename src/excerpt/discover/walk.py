@@ -15,9 +15,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from excerpt.core import git
 from excerpt.core.settings import Limits
@@ -45,9 +46,9 @@ JUNK_DIRS = frozenset(
 BUILD_DIRS = frozenset({"build", "dist", "target", "out", "_build", "coverage", "htmlcov"})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Candidate:
-    """A path that may be indexed, with what ``lstat`` said of it at discovery."""
+class Candidate(NamedTuple):
+    """A path that may be indexed, with what ``lstat`` said of it at discovery (a named
+    tuple: a refresh makes one for every file of the tree)."""
 
     path: str
     size: int
@@ -81,11 +82,18 @@ def _skipped_dir(parts: Iterable[str], tracked: bool) -> bool:
     return False
 
 
-def discover(root: Path, limits: Limits, filters: PathFilter | None = None) -> Discovery:
+def discover(
+    root: Path,
+    limits: Limits,
+    filters: PathFilter | None = None,
+    *,
+    known: Container[str] = frozenset(),
+) -> Discovery:
     """Candidates and name-level omissions under ``root`` (a resolved directory), sorted.
 
     Paths ``filters`` leaves out (default: the root's ``.excerptignore`` and include/exclude
-    settings) are omitted as ``excluded``, before anything else is looked at.
+    settings) are omitted as ``excluded``, before anything else is looked at. ``known``: paths
+    the same deny list found not sensitive before (an index's files), not asked again.
 
     Raises:
         UsageError: a settings file or ``.excerptignore`` is invalid.
@@ -102,7 +110,7 @@ def discover(root: Path, limits: Limits, filters: PathFilter | None = None) -> D
         paths, unlisted = _walk(root, limits)
         listed = [(p, False) for p in paths]
     listed, excluded = (filters or repository_filter(root, limits)).partition(listed)
-    found = _classify(root, top is not None, sorted(listed), limits)
+    found = _classify(root, top is not None, sorted(listed), limits, known)
     found = _with_excluded(found, excluded)
     if not unlisted:
         return found
@@ -129,7 +137,11 @@ def _below(root: Path, top: Path, dirs: list[str]) -> list[str]:
 
 
 def _classify(
-    root: Path, in_git: bool, listed: list[tuple[str, bool]], limits: Limits
+    root: Path,
+    in_git: bool,
+    listed: list[tuple[str, bool]],
+    limits: Limits,
+    known: Container[str],
 ) -> Discovery:
     candidates: list[Candidate] = []
     omitted: list[Omission] = []
@@ -137,11 +149,19 @@ def _classify(
     truncated = False
     seen: set[str] = set()
     base = str(root)
+    prefix = base if base.endswith("/") else base + "/"
+    skipped: dict[tuple[str, bool], bool] = {}  # by directory: a tree has far fewer of them
     for path, tracked in listed:
-        if path in seen or _skipped_dir(path.split("/")[:-1], tracked):
+        if path in seen:
+            continue
+        parent = path.rpartition("/")[0]
+        skip = skipped.get((parent, tracked))
+        if skip is None:
+            skip = skipped[(parent, tracked)] = _skipped_dir(parent.split("/"), tracked)
+        if skip:
             continue
         seen.add(path)
-        verdict = _candidate(base, path, limits)
+        verdict = _candidate(prefix, path, limits, path in known)
         if isinstance(verdict, Omission):
             omitted.append(verdict)
             continue
@@ -196,13 +216,17 @@ def _without_links_to_sensitive(
     return kept, linked
 
 
-def _candidate(root: str, path: str, limits: Limits) -> Candidate | Omission | None:
+def _candidate(
+    prefix: str, path: str, limits: Limits, known: bool = False
+) -> Candidate | Omission | None:
+    """The verdict on ``path`` (``prefix``: the root with a trailing ``/``; ``known``: found
+    not sensitive before)."""
     if not path.isascii() and display_path(path) != path:
         return Omission(path=display_path(path), reason="not_utf8")
-    if is_sensitive_path(path):
+    if not known and is_sensitive_path(path):
         return Omission(path=path, reason="sensitive")
     try:
-        st = os.lstat(os.path.join(root, path))
+        st = os.lstat(prefix + path)
     except OSError as exc:
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             return None  # listed by git but gone from the work tree: nothing to read
@@ -221,13 +245,14 @@ def _candidate(root: str, path: str, limits: Limits) -> Candidate | Omission | N
         # read through it), so an unchanged link is not read again; a link to nothing is
         # omitted here, as reading it would (metadata only: the target is never opened here)
         try:
-            st = os.stat(os.path.join(root, path))
-            real = os.path.realpath(os.path.join(root, path))
+            st = os.stat(prefix + path)
+            real = os.path.realpath(prefix + path)
         except (OSError, ValueError):
             return Omission(path=path, reason="not_regular_file")
-        if os.path.commonpath([os.path.realpath(root), real]) != os.path.realpath(root):
+        top = os.path.realpath(prefix)
+        if os.path.commonpath([top, real]) != top:
             return Omission(path=path, reason="symlink_outside_root")
-    return Candidate(path=path, size=st.st_size, mtime_ns=st.st_mtime_ns, is_link=is_link)
+    return Candidate(path, st.st_size, st.st_mtime_ns, is_link)
 
 
 def _walk(root: Path, limits: Limits) -> tuple[list[str], list[str]]:
@@ -304,6 +329,8 @@ def _with_gitignore(
 
 def _ignored(rel: str, is_dir: bool, specs: _Ignores) -> bool:
     """git's verdict: the deepest ``.gitignore`` with a line matching ``rel`` decides."""
+    if not specs:
+        return False
     encoded = os.fsencode(rel)
     for base, rules in reversed(specs):
         verdict = rules.verdict(encoded[base:], is_dir)

@@ -63,7 +63,8 @@ class DamagedRows(Exception):
 
 
 def _row_check(values: Sequence[object]) -> int:
-    return zlib.crc32(repr(tuple(values)).encode("utf-8", "surrogateescape"))
+    row = values if type(values) is tuple else tuple(values)
+    return zlib.crc32(repr(row).encode("utf-8", "surrogateescape"))
 
 
 class IndexStore:
@@ -176,10 +177,12 @@ class IndexStore:
             CorruptIndex: a row does not match its checksum.
         """
         out: dict[str, tuple[int, int, str]] = {}
+        crc32 = zlib.crc32
         for row in self.conn.execute(f"SELECT {_FILE_COLUMNS}, checksum FROM files"):
-            if _row_check(row[:-1]) != row[-1]:
+            # _row_check, inline: a refresh checks every row of the tree
+            if crc32(repr(row[:-1]).encode("utf-8", "surrogateescape")) != row[-1]:
                 raise CorruptIndex("a file row does not match its checksum")
-            out[row[0]] = (row[1], row[2], row[3])
+            out[row[0]] = row[1:4]
         return out
 
     def paths_with_status(self, status: str) -> set[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -18,7 +18,7 @@ from excerpt.core.vocabulary import OmissionReason
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.errors import UsageError
 from excerpt.index.build import IndexReport
-from excerpt.index.view import IndexView, ReplayMiss, SymbolSpan
+from excerpt.index.view import IndexView, ReplayMiss, SymbolSpan, touching
 from excerpt.pack.handles import Handle, parse_handle
 from excerpt.pack.model import Omitted
 from excerpt.pack.regions import Region, choose_regions, line_matches
@@ -241,7 +241,14 @@ def _read_related(
     files the task's own words rank best, with their best regions: a fix's test is often one
     the association misses (a package's tests, a test named for a behaviour)."""
     ranks = {c.path: n for n, c in enumerate(read.kept, start=1)}
-    graph = view.edges() if edges is None else edges
+
+    def edges_of(paths: Iterable[str]) -> list[tuple[str, str, str]]:
+        return view.edges_touching(paths) if edges is None else touching(edges, paths)
+
+    # the primary files' tests, and every file each of those tests (the most specific first)
+    chosen = set(primary)
+    tests = {src for src, dst, kind in edges_of(chosen) if kind == "tests" and dst in chosen}
+    graph = edges_of({*primary, *tests})
     out: list[tuple[str, str | None]] = []
     for test, subject in related_tests(primary, graph, ranks, w):
         if test not in read.files and not _read_one(read, test, view, source):

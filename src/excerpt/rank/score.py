@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from excerpt.index.history import history_enabled
-from excerpt.index.view import IndexView
+from excerpt.index.view import IndexView, touching
 from excerpt.rank import signals
 from excerpt.rank.history import history
 from excerpt.rank.signals import Anchor, Contribution, Reason, Standing
@@ -90,8 +90,12 @@ def rank_files(
         _add(totals, history(task, view, files, w))
     _add(totals, signals.changed(changed, files, w))
     if "graph" not in without:
-        graph_edges = edges if edges is not None else view.edges()
-        _add(totals, signals.graph(graph_edges, files, _standing(totals), w))
+        given = edges
+
+        def edges_of(paths: Iterable[str]) -> list[tuple[str, str, str]]:
+            return view.edges_touching(paths) if given is None else touching(given, paths)
+
+        _add(totals, signals.graph(edges_of, files, _standing(totals), w))
     if "demoted" not in without:
         for d in signals.demotions(task, files, _standing(totals), w):
             totals[d.path].score *= d.factor

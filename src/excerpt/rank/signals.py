@@ -12,7 +12,7 @@ import math
 import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from excerpt.core.linear import compile_pattern
@@ -179,8 +179,8 @@ def scope(task: Task, files: Files, w: Weights) -> list[Contribution]:
 def paths_by_name(files: Iterable[str]) -> dict[str, list[str]]:
     """Paths by their last component, each list sorted."""
     out: dict[str, list[str]] = defaultdict(list)
-    for path in sorted(files):
-        out[posixpath.basename(path)].append(path)
+    for path in sorted(files):  # in a few passes when they come sorted (an index's files)
+        out[path.rpartition("/")[2]].append(path)
     return out
 
 
@@ -371,17 +371,19 @@ _RELATION = {
 
 
 def graph(
-    edges: Sequence[tuple[str, str, str]],
+    edges_of: Callable[[Iterable[str]], Sequence[tuple[str, str, str]]],
     files: Files,
     standing: Mapping[str, Standing],
     w: Weights,
 ) -> list[Contribution]:
     """One hop in the import graph from the strongest files: neighbours reorder what
-    follows, never overtake a seed, nor push a file out of the first places."""
+    follows, never overtake a seed, nor push a file out of the first places. ``edges_of``
+    gives the edges with an end in the files asked for (the seeds)."""
     ranked = sorted(standing.items(), key=lambda kv: (-kv[1].tier, -kv[1].score, kv[0]))
     seeds = {path: s.score for path, s in ranked[: w.graph_seeds] if s.score > 0}
     if not seeds:
         return []
+    edges = edges_of(seeds)
     fanout: dict[str, int] = defaultdict(int)
     for src, dst, _ in edges:
         for seed, other in ((src, dst), (dst, src)):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pickle
 from textwrap import dedent
 
 import pytest
 
+from excerpt.discover.reader import FileContent
 from excerpt.index.extract import Extraction, extract
 from excerpt.index.languages import PARSED_LANGUAGES, language_of
+from excerpt.index.process import record_from_content
 from excerpt.index.tokens import split_identifier, terms
 
 SymbolRow = tuple[str, str, str, int, int]  # kind, name, qualname, start_line, end_line
@@ -1048,3 +1051,20 @@ def test_a_file_of_unclosed_brackets_is_not_queried_and_costs_what_a_balanced_on
     assert seconds(unclosed) <= 10 * seconds(balanced) + 0.05
     nested = b"function f(){" * 1000 + b"}" * 1000
     assert len(extract("javascript", nested).symbols) == 1000
+
+
+def test_a_record_crosses_from_a_worker_whole_and_a_bad_span_is_refused_on_load() -> None:
+    """Workers pickle every record to the writer, field by field (``__reduce__``)."""
+    data = (
+        b"import os\nfrom a.b import c\n\n\nclass Order:\n    def total(self):\n        return 1\n"
+    )
+    content = FileContent(
+        path="shop/order.py", data=data, size=len(data), mtime_ns=7, sha256="0" * 64,
+        binary=False, encoding="utf-8",
+    )  # fmt: skip
+    record = record_from_content(content)
+    assert record.symbols and record.imports and record.lexicon_blob
+    assert pickle.loads(pickle.dumps(record)) == record
+    make, (kind, name, qualname, _, end) = record.symbols[0].__reduce__()
+    with pytest.raises(ValueError, match="bad span"):
+        make(kind, name, qualname, 0, end)

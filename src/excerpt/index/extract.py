@@ -7,6 +7,7 @@ nodes lend names to the definitions inside them) comes from the language's regis
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import tree_sitter as ts
 
@@ -52,6 +53,15 @@ class Symbol:
     def __post_init__(self) -> None:
         if not 1 <= self.start_line <= self.end_line:
             raise ValueError(f"bad span {self.start_line}-{self.end_line}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled as its fields (workers send every definition of a tree to the writer): a
+        # slotted dataclass's own pickling costs twice as much to load
+        return (_symbol, (self.kind, self.name, self.qualname, self.start_line, self.end_line))
+
+
+def _symbol(kind: str, name: str, qualname: str, start_line: int, end_line: int) -> Symbol:
+    return Symbol(kind=kind, name=name, qualname=qualname, start_line=start_line, end_line=end_line)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

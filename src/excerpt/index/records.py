@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 from excerpt.index.extract import Import, Symbol
 
@@ -34,10 +35,18 @@ class FileRecord:
     # zlib of the lexical fields joined by NUL; see ``pack_lexicon``
     lexicon_blob: bytes = b""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # as Symbol's: pickled as its fields, in the order they are declared
+        return (_file_record, tuple(getattr(self, f) for f in self.__slots__))
+
     @property
     def lexicon(self) -> tuple[str, str, str]:
         """Per lexical field, its terms separated by spaces (repeated by frequency)."""
         return unpack_lexicon(self.lexicon_blob)
+
+
+def _file_record(*values: Any) -> FileRecord:
+    return FileRecord(**dict(zip(FileRecord.__slots__, values, strict=True)))
 
 
 def pack_lexicon(fields: tuple[str, str, str]) -> bytes:

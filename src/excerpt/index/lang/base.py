@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 if TYPE_CHECKING:
     import tree_sitter as ts
@@ -46,6 +46,13 @@ class Import:
     names: tuple[str, ...]
     line: int
     kind: str = "import"  # "import" | "mod" (a Rust ``mod x;`` declaration)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_import, (self.module, self.names, self.line, self.kind))  # as Symbol's
+
+
+def _import(module: str, names: tuple[str, ...], line: int, kind: str) -> Import:
+    return Import(module=module, names=names, line=line, kind=kind)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -135,17 +135,15 @@ class StoreView:
         self._files: dict[str, FileInfo] | None = None
         self._ids: dict[int, str] | None = None
         self._numbers: dict[str, int] | None = None
-        self._checks: dict[int, int | None] = {}
 
     def files(self) -> dict[str, FileInfo]:
         """Every file the index holds (indexed or omitted by status), by path."""
         if self._files is None:
             rows = self.conn.execute(
                 "SELECT id, path, size, sha256, language, encoding, lines, status, is_test,"
-                " git_blob, symbols_check FROM files ORDER BY path"
+                " git_blob FROM files ORDER BY path"
             ).fetchall()
             self._ids = {r[0]: r[1] for r in rows}
-            self._checks = {r[0]: r[10] for r in rows}
             # positional: (path, size, sha256, language, encoding, lines, status, is_test,
             # git_blob), in the order of the columns asked for
             self._files = {
@@ -226,11 +224,12 @@ class StoreView:
         # rows found by name are a part of their files' rows: those files are checked whole
         whole = found if column == "file_id" else self._symbol_rows("file_id", sorted(found))
         asked = values if column == "file_id" else sorted(found)
+        checks = self._symbol_checks([i for i in asked if isinstance(i, int)])
         damaged = {
             file_id
             for file_id in asked
             if isinstance(file_id, int)
-            and symbols_check(whole.get(file_id, ())) != self._checks.get(file_id)
+            and symbols_check(whole.get(file_id, ())) != checks.get(file_id)
         }
         for file_id in sorted(damaged):
             self._damaged(ids[file_id])
@@ -248,6 +247,20 @@ class StoreView:
             for kind, name, qualname, start, end in rows
         ]
         return sorted(out, key=lambda s: (s.path, s.start_line, s.end_line, s.qualname))
+
+    def _symbol_checks(self, file_ids: Sequence[int]) -> dict[int, int | None]:
+        """The stored digest of each file's definitions (asked for the files read, not kept
+        for the whole table)."""
+        out: dict[int, int | None] = {}
+        for i in range(0, len(file_ids), _CHUNK):
+            chunk = file_ids[i : i + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            out.update(
+                self.conn.execute(
+                    f"SELECT id, symbols_check FROM files WHERE id IN ({marks})", chunk
+                ).fetchall()
+            )
+        return out
 
     def _symbol_rows(self, column: str, values: Sequence[object]) -> dict[int, list[SymbolRow]]:
         out: dict[int, list[SymbolRow]] = {}

@@ -222,45 +222,47 @@ def _snapshot(repo: Path, cache: Path) -> dict[str, Any]:
         return store.snapshot()
 
 
-# -- discovery trusts a stored path as not sensitive only under the deny list that let it in ----
+# -- file rows: unchecked for finding what changed, checked where they are served -------------
+
+FILE_TAMPERS = {
+    "digest-of-the-bytes": f"UPDATE files SET sha256 = '{'0' * 64}' WHERE path = '{REFUNDS}'",
+    "line-count": f"UPDATE files SET lines = lines + 1 WHERE path = '{REFUNDS}'",
+    "test-flag": f"UPDATE files SET is_test = 1 WHERE path = '{REFUNDS}'",
+}
 
 
 @pytest.mark.reliability("T6", cases=1)
-def test_a_file_row_renamed_to_a_sensitive_path_rebuilds_the_cache_and_the_file_is_never_read(
+@pytest.mark.parametrize("tamper", sorted(FILE_TAMPERS))
+def test_a_changed_file_row_is_never_served_and_the_file_is_read_again(
+    pristine: tuple[Path, Path, dict[str, Any]], copy: Path, tamper: str
+) -> None:
+    repo, _, intact = pristine
+    _sql(_db(repo, copy), FILE_TAMPERS[tamper])
+    with IndexStore.open(_db(repo, copy).parent) as store:
+        view = store.view()
+        assert REFUNDS not in view.files()
+        assert view.symbols_in([REFUNDS]) == []
+        assert view.damaged == {REFUNDS}
+    report = index_repository(repo, cache_dir=copy)
+    assert (report.rows_rebuilt, report.files_read, report.rebuilt) == (1, 1, None)
+    assert _pack(repo, copy) == intact
+
+
+@pytest.mark.reliability("T6", cases=1)
+def test_a_file_row_renamed_to_a_sensitive_path_never_has_that_file_read(
     make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
-    """Discovery takes the stored paths as not sensitive: a row renamed in the cache must
-    not carry a sensitive file past the deny list (its digest fails before discovery runs)."""
+    """Finding what changed takes the stored rows unchecked: a row renamed in the cache to a
+    sensitive file's path must not carry that file past the deny list."""
     repo = make_repo({**FILES, ".env": "TOKEN=ZqxCanaryRenamedRow\n"})
-    cache = tmp_path / "cache"
+    cache, fresh = tmp_path / "cache", tmp_path / "fresh"
     index_repository(repo, cache_dir=cache)
     _sql(_db(repo, cache), f"UPDATE files SET path = '.env' WHERE path = '{REFUNDS}'")
-    report = index_repository(repo, cache_dir=cache)
-    assert report.rebuilt is not None
+    index_repository(repo, cache_dir=cache)
     with IndexStore.open(_db(repo, cache).parent) as store:
         files = store.view().files()
         assert ".env" not in files and REFUNDS in files
         assert (".env", "sensitive") in store.view().omitted()
     assert b"ZqxCanaryRenamedRow" not in _db(repo, cache).read_bytes()
-
-
-def test_stored_paths_are_asked_again_when_the_deny_list_changed(
-    make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import excerpt.discover.walk as walk
-    import excerpt.index.build as build
-
-    repo = make_repo(FILES)
-    cache = tmp_path / "cache"
-    index_repository(repo, cache_dir=cache)
-    # a list that now denies the ledger: under the digest the files passed, stored paths
-    # are not asked again; under a new one, every path is
-    monkeypatch.setattr(walk, "is_sensitive_path", lambda path: path == "billing/ledger.py")
-    index_repository(repo, cache_dir=cache)
-    with IndexStore.open(_db(repo, cache).parent) as store:
-        assert "billing/ledger.py" in store.view().files()
-    monkeypatch.setattr(build, "DENY_DIGEST", "a-new-list")
-    index_repository(repo, cache_dir=cache)
-    with IndexStore.open(_db(repo, cache).parent) as store:
-        assert "billing/ledger.py" not in store.view().files()
-        assert ("billing/ledger.py", "sensitive") in store.view().omitted()
+    index_repository(repo, cache_dir=fresh)
+    assert _snapshot(repo, cache) == _snapshot(repo, fresh)

@@ -8,7 +8,6 @@ its content is still scanned by later stages.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -23,7 +22,7 @@ try:
 except ImportError:  # pragma: no cover - then Python's re alone
     _re2 = None
 
-__all__ = ["DEFAULT_DENY", "DENY_DIGEST", "is_sensitive_path", "sensitive_spec"]
+__all__ = ["DEFAULT_DENY", "is_sensitive_path", "sensitive_spec"]
 
 DEFAULT_DENY = """
 **/.env
@@ -118,10 +117,6 @@ DEFAULT_DENY = """
 !**/*.sample.json
 !**/*.pub
 """
-
-# what an index records of the list its files passed: while it is the same, a stored path
-# is known not to be sensitive (discovery need not ask again)
-DENY_DIGEST = hashlib.sha256(DEFAULT_DENY.encode("utf-8")).hexdigest()[:16]
 
 _BRACES = re.compile(r"\{([^{}]*)\}")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Container, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -82,18 +82,11 @@ def _skipped_dir(parts: Iterable[str], tracked: bool) -> bool:
     return False
 
 
-def discover(
-    root: Path,
-    limits: Limits,
-    filters: PathFilter | None = None,
-    *,
-    known: Container[str] = frozenset(),
-) -> Discovery:
+def discover(root: Path, limits: Limits, filters: PathFilter | None = None) -> Discovery:
     """Candidates and name-level omissions under ``root`` (a resolved directory), sorted.
 
     Paths ``filters`` leaves out (default: the root's ``.excerptignore`` and include/exclude
-    settings) are omitted as ``excluded``, before anything else is looked at. ``known``: paths
-    the same deny list found not sensitive before (an index's files), not asked again.
+    settings) are omitted as ``excluded``, before anything else is looked at.
 
     Raises:
         UsageError: a settings file or ``.excerptignore`` is invalid.
@@ -110,7 +103,7 @@ def discover(
         paths, unlisted = _walk(root, limits)
         listed = [(p, False) for p in paths]
     listed, excluded = (filters or repository_filter(root, limits)).partition(listed)
-    found = _classify(root, top is not None, sorted(listed), limits, known)
+    found = _classify(root, top is not None, sorted(listed), limits)
     found = _with_excluded(found, excluded)
     if not unlisted:
         return found
@@ -137,11 +130,7 @@ def _below(root: Path, top: Path, dirs: list[str]) -> list[str]:
 
 
 def _classify(
-    root: Path,
-    in_git: bool,
-    listed: list[tuple[str, bool]],
-    limits: Limits,
-    known: Container[str],
+    root: Path, in_git: bool, listed: list[tuple[str, bool]], limits: Limits
 ) -> Discovery:
     candidates: list[Candidate] = []
     omitted: list[Omission] = []
@@ -161,7 +150,7 @@ def _classify(
         if skip:
             continue
         seen.add(path)
-        verdict = _candidate(prefix, path, limits, path in known)
+        verdict = _candidate(prefix, path, limits)
         if isinstance(verdict, Omission):
             omitted.append(verdict)
             continue
@@ -216,14 +205,11 @@ def _without_links_to_sensitive(
     return kept, linked
 
 
-def _candidate(
-    prefix: str, path: str, limits: Limits, known: bool = False
-) -> Candidate | Omission | None:
-    """The verdict on ``path`` (``prefix``: the root with a trailing ``/``; ``known``: found
-    not sensitive before)."""
+def _candidate(prefix: str, path: str, limits: Limits) -> Candidate | Omission | None:
+    """The verdict on ``path`` (``prefix``: the root with a trailing ``/``)."""
     if not path.isascii() and display_path(path) != path:
         return Omission(path=display_path(path), reason="not_utf8")
-    if not known and is_sensitive_path(path):
+    if is_sensitive_path(path):
         return Omission(path=path, reason="sensitive")
     try:
         st = os.lstat(prefix + path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Container, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -18,7 +18,6 @@ from typing import Any, Literal, Protocol
 from excerpt.core.durable import crash_point
 from excerpt.core.settings import Limits, repo_cache_dir
 from excerpt.discover.reader import Omission
-from excerpt.discover.sensitive import DENY_DIGEST
 from excerpt.discover.walk import Candidate, Discovery, discover, resolve_root
 from excerpt.errors import CacheFault
 from excerpt.index.db import make_cache_dir
@@ -127,16 +126,15 @@ def index_repository(
         store = IndexStore.open(cache)
         try:
             try:
-                stored = store.file_states()
-                found = _discover(root, limits, progress, _known(store, stored))
-                read, removed, mended = _update(store, found, limits, progress, jobs, stored)
+                found = _discover(root, limits, progress)
+                read, removed, mended = _update(store, found, limits, progress, jobs)
             except Exception as exc:
                 if not is_corruption(exc):
                     raise
                 store.close()
                 store = IndexStore.rebuild(cache, f"damaged content ({type(exc).__name__})")
-                found = _discover(root, limits, progress, frozenset())
-                read, removed, mended = _update(store, found, limits, progress, jobs, {})
+                found = _discover(root, limits, progress)
+                read, removed, mended = _update(store, found, limits, progress, jobs)
             past = _history(store, root, history, progress)
             summary = store.summary()
             omitted_paths = tuple(store.omitted_paths())
@@ -185,22 +183,14 @@ def _history(
     )  # fmt: skip
 
 
-def _discover(
-    root: Path, limits: Limits, progress: ProgressFn | None, known: Container[str]
-) -> Discovery:
+def _discover(root: Path, limits: Limits, progress: ProgressFn | None) -> Discovery:
     if progress is not None:
         progress(0, 0, "discover")
-    found = discover(root, limits, known=known)
+    found = discover(root, limits)
     if progress is not None:
         listed = len(found.candidates) + len(found.omitted)
         progress(listed, listed, "discover")
     return found
-
-
-def _known(store: IndexStore, stored: Container[str]) -> Container[str]:
-    """The stored paths discovery may take as not sensitive without asking again: those the
-    same deny list let in (rows checked by ``file_states``); none after it changed."""
-    return stored if store.meta("deny") == DENY_DIGEST else frozenset()
 
 
 def _changed(found: Discovery, stored: dict[str, tuple[int, int, str]]) -> list[Candidate]:
@@ -218,16 +208,16 @@ def _update(
     limits: Limits,
     progress: ProgressFn | None,
     jobs: int | None,
-    stored: dict[str, tuple[int, int, str]],
     *,
     mend: bool = True,
 ) -> tuple[int, int, int]:
-    """Bring the store up to date with ``found`` (``stored``: its ``file_states()``):
-    ``(files read, removed, read again because their rows were damaged)``.
+    """Bring the store up to date with ``found``: ``(files read, removed, read again because
+    their rows were damaged)``.
 
     Raises:
         CorruptIndex: rows damaged again after their files were read again (``mend`` off).
     """
+    stored = store.file_states()
     signature = extraction_signature()
     if store.meta("extraction") != signature:
         # files stored by another registry (a language added, a query changed): read again
@@ -241,10 +231,8 @@ def _update(
     if not todo and not set(stored) - keep and not store.graph_dirty():
         # nothing changed: a refresh is a read, not a run (no write on every pack)
         store.replace_omitted(found.omitted)
-        if store.meta("clean") != "1" or store.meta("deny") != DENY_DIGEST:
-            store.set_meta(
-                clean="1", deny=DENY_DIGEST
-            )  # "clean": a run killed after its last write
+        if store.meta("clean") != "1":  # a run killed after its last write
+            store.set_meta(clean="1")
         store.clear_repairs(repairs)
         return 0, 0, 0
     store.set_meta(clean="0")
@@ -283,10 +271,10 @@ def _update(
             raise CorruptIndex(f"{len(damaged)} file(s) with damaged rows after reading them")
         for path in damaged:
             store.request_repair(path)
-        more = _update(store, found, limits, progress, jobs, store.file_states(), mend=False)
+        more = _update(store, found, limits, progress, jobs, mend=False)
         return len(todo) + more[0], len(removed) + more[1], len(mended) + more[2]
     crash_point("index.before_clean")
-    store.set_meta(clean="1", extraction=signature, deny=DENY_DIGEST)
+    store.set_meta(clean="1", extraction=signature)
     return len(todo), len(removed), len(mended)
 
 

@@ -11,9 +11,11 @@ import zlib
 from collections.abc import Iterable
 
 __all__ = [
+    "FILE_COLUMNS",
     "ImportRow",
     "RowsCheck",
     "SymbolRow",
+    "file_row_check",
     "imports_check",
     "symbols_check",
     "terms_check",
@@ -21,6 +23,17 @@ __all__ = [
 
 SymbolRow = tuple[str, str, str, int, int]  # kind, name, qualname, start_line, end_line
 ImportRow = tuple[str, str, int, str]  # module, names (JSON), line, kind
+
+
+# the columns of a file row its digest covers, in the order it covers them
+FILE_COLUMNS = (
+    "path, size, mtime_ns, sha256, language, encoding, lines, status, is_test, package, manifest"
+)
+
+
+def file_row_check(values: tuple[object, ...]) -> int:
+    """The digest of a file row: its ``FILE_COLUMNS`` values, in order."""
+    return zlib.crc32(repr(values).encode("utf-8", "surrogateescape"))
 
 
 def _rows_check(rows: Iterable[tuple[object, ...]]) -> int:

@@ -10,7 +10,6 @@ import contextlib
 import json
 import logging
 import sqlite3
-import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -18,7 +17,13 @@ from typing import Any
 
 from excerpt.discover.reader import Omission
 from excerpt.errors import CacheFault
-from excerpt.index.checks import imports_check, symbols_check, terms_check
+from excerpt.index.checks import (
+    FILE_COLUMNS,
+    file_row_check,
+    imports_check,
+    symbols_check,
+    terms_check,
+)
 from excerpt.index.db import (
     CORRUPTION,
     DB_NAME,
@@ -60,11 +65,6 @@ class DamagedRows(Exception):
     def __init__(self, paths: Sequence[str]) -> None:
         super().__init__(f"{len(paths)} file(s) with damaged rows")
         self.paths = tuple(paths)
-
-
-def _row_check(values: Sequence[object]) -> int:
-    row = values if type(values) is tuple else tuple(values)
-    return zlib.crc32(repr(row).encode("utf-8", "surrogateescape"))
 
 
 class IndexStore:
@@ -171,19 +171,14 @@ class IndexStore:
     # -- files -----------------------------------------------------------------------------
 
     def file_states(self) -> dict[str, tuple[int, int, str]]:
-        """``{path: (size, mtime_ns, sha256)}`` of every stored file.
+        """``{path: (size, mtime_ns, sha256)}`` of every stored file, for finding what changed.
 
-        Raises:
-            CorruptIndex: a row does not match its checksum.
+        Unchecked (a refresh reads it whole, every pack): a damaged value costs a file read
+        again at most, and a row is checked against its digest where it is served
+        (``StoreView.files``), which has the next run read a damaged one again.
         """
-        out: dict[str, tuple[int, int, str]] = {}
-        crc32 = zlib.crc32
-        for row in self.conn.execute(f"SELECT {_FILE_COLUMNS}, checksum FROM files"):
-            # _row_check, inline: a refresh checks every row of the tree
-            if crc32(repr(row[:-1]).encode("utf-8", "surrogateescape")) != row[-1]:
-                raise CorruptIndex("a file row does not match its checksum")
-            out[row[0]] = row[1:4]
-        return out
+        rows = self.conn.execute("SELECT path, size, mtime_ns, sha256 FROM files")
+        return {row[0]: row[1:] for row in rows}
 
     def paths_with_status(self, status: str) -> set[str]:
         """The stored files omitted for ``status``."""
@@ -405,11 +400,6 @@ class IndexStore:
         }  # fmt: skip
 
 
-_FILE_COLUMNS = (
-    "path, size, mtime_ns, sha256, language, encoding, lines, status, is_test, package, manifest"
-)
-
-
 def _encodable(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -431,12 +421,12 @@ def _write_file(c: sqlite3.Connection, rec: FileRecord) -> None:
     symbols = [(s.kind, s.name, s.qualname, s.start_line, s.end_line) for s in rec.symbols]
     imports = [(i.module, json.dumps(list(i.names)), i.line, i.kind) for i in rec.imports]
     checked = (
-        *values, _row_check((rec.path, *values)), rec.git_blob,
+        *values, file_row_check((rec.path, *values)), rec.git_blob,
         symbols_check(symbols), imports_check(imports), terms_check(rec.lexicon_blob),
     )  # fmt: skip
     if row is None:
         file_id = c.execute(
-            f"INSERT INTO files({_FILE_COLUMNS}, checksum, git_blob, symbols_check,"
+            f"INSERT INTO files({FILE_COLUMNS}, checksum, git_blob, symbols_check,"
             " imports_check, terms_check) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (rec.path, *checked),
         ).lastrowid

@@ -10,12 +10,13 @@ give them again.
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from excerpt.errors import UsageError
-from excerpt.index.checks import SymbolRow, symbols_check
+from excerpt.index.checks import FILE_COLUMNS, SymbolRow, symbols_check
 from excerpt.index.history import MESSAGE_WEIGHTS, PastCommit
 
 __all__ = [
@@ -137,18 +138,25 @@ class StoreView:
         self._numbers: dict[str, int] | None = None
 
     def files(self) -> dict[str, FileInfo]:
-        """Every file the index holds (indexed or omitted by status), by path."""
+        """Every file the index holds (indexed or omitted by status), by path; a row that
+        fails its digest is left out (and read again by the next run)."""
         if self._files is None:
             rows = self.conn.execute(
-                "SELECT id, path, size, sha256, language, encoding, lines, status, is_test,"
-                " git_blob FROM files ORDER BY path"
+                f"SELECT id, {FILE_COLUMNS}, git_blob, checksum FROM files ORDER BY path"
             ).fetchall()
-            self._ids = {r[0]: r[1] for r in rows}
-            # positional: (path, size, sha256, language, encoding, lines, status, is_test,
-            # git_blob), in the order of the columns asked for
+            crc32 = zlib.crc32
+            intact = []
+            for r in rows:
+                # file_row_check, inline: a pack reads every row of the tree
+                if crc32(repr(r[1:12]).encode("utf-8", "surrogateescape")) == r[13]:
+                    intact.append(r)
+                else:
+                    self._damaged(r[1])
+            self._ids = {r[0]: r[1] for r in intact}
+            # (path, size, sha256, language, encoding, lines, status, is_test, git_blob)
             self._files = {
-                r[1]: FileInfo(r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9])
-                for r in rows
+                r[1]: FileInfo(r[1], r[2], r[4], r[5], r[6], r[7], r[8], bool(r[9]), r[12])
+                for r in intact
             }
         return self._files
 

@@ -222,12 +222,14 @@ def _dask_client(scheduler: Scheduler) -> Iterator[Client]:
         return
     # workers that may start processes of their own (the indexer's parsers), with no memory
     # limit of Dask's: a job holds no data Dask could spill, only the index it is building
-    with (
-        dask.config.set({"distributed.worker.daemon": False}),
-        distributed.LocalCluster(
-            n_workers=scheduler.workers, threads_per_worker=1, processes=True,
-            host="127.0.0.1", dashboard_address=None, memory_limit=0,
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):  # fmt: skip
-        yield client
+    with dask.config.set({"distributed.worker.daemon": False}):
+        try:
+            cluster = distributed.LocalCluster(
+                n_workers=scheduler.workers, threads_per_worker=1, processes=True,
+                host="127.0.0.1", dashboard_address=None, memory_limit=0,
+            )  # fmt: skip
+        except RuntimeError as exc:  # its workers could not start (a main module they cannot
+            # import again, as spawned processes must: see "Using the library")
+            raise EnvironmentFault(f"the local Dask cluster did not start: {exc}") from None
+        with cluster, distributed.Client(cluster) as client:
+            yield client

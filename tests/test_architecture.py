@@ -20,7 +20,8 @@ SRC = Path(excerpt.__file__).parent
 # where its steps meet. ``risk`` is a concept matcher the pipeline uses (ranking reads
 # the query's concepts, selection a path's): it sits below rank and imports no stage above
 # the index. Side rooms (harness, gate, evals) consume the pipeline; nothing in it imports
-# them.
+# them. ``batch`` runs jobs on worker processes (and indexes many repositories): the
+# evaluations and the CLI fan out through it.
 ALLOWED = {
     "core": set(),
     "discover": {"core"},
@@ -31,6 +32,7 @@ ALLOWED = {
     "pipeline": {"core", "discover", "index", "rank", "pack", "risk"},
     "render": {"core", "discover", "index", "rank", "pack", "risk"},
     "deliver": {"core", "discover", "index", "rank", "pack", "pipeline", "render", "risk"},
+    "batch": {"core", "discover", "index"},
     "harness": {"core", "discover"},
     "compact": {"core"},
     "gate": {"core", "discover", "index", "risk"},
@@ -41,11 +43,11 @@ ALLOWED = {
     },
     "evals": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
-        "harness", "risk", "gate",
+        "harness", "risk", "gate", "batch",
     },
     "cli": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver", "mcp",
-        "evals", "harness", "risk", "gate", "handoff", "compact",
+        "evals", "harness", "risk", "gate", "handoff", "compact", "batch",
     },
 }  # fmt: skip
 # Modules outside the pipeline's layering: the package's lazy entry points and the tree.

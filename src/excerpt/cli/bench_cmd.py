@@ -7,11 +7,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from excerpt.batch import SCHEDULER_HELP
 from excerpt.cli.common import command, complete_as
 from excerpt.cli.output import emit
 from excerpt.errors import UsageError
+
+if TYPE_CHECKING:
+    from excerpt.batch.scheduler import Scheduler
 
 __all__ = ["register"]
 
@@ -20,8 +24,8 @@ def register(sub: Any) -> None:
     examples = [
         (
             "excerpt bench localize --dataset tasks.jsonl --git-dir django/django=~/git/django"
-            " --out /tmp/loc",
-            "file Acc@k, MRR and line coverage beside BM25 for a dataset's tasks",
+            " --out /tmp/loc --scheduler local:8",
+            "file Acc@k, MRR and line coverage beside BM25, the tasks on 8 worker processes",
         ),
         (
             "excerpt bench localize --dataset tasks.jsonl --replay /tmp/rec --out /tmp/loc2"
@@ -58,8 +62,16 @@ def register(sub: Any) -> None:
         help="rank and pack from a --record DIR alone: no git directory, tree or index",
     )  # fmt: skip
     loc.add_argument(
-        "--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
-        help="with --replay: worker processes (the number of cores)",
+        "--jobs", type=int, metavar="N",
+        help="with --replay: worker processes (default: the number of cores); a live run takes"
+        " its workers from --scheduler instead",
+    )  # fmt: skip
+    loc.add_argument(
+        "--scheduler", metavar="local:N|tcp://HOST:PORT",
+        help="fan the live run out by (repository, base commit): " + SCHEDULER_HELP + "; the"
+        " outputs equal a serial run's but for latencies. Each worker exports its trees and"
+        " indexes them on its own (one core each); remote workers need each --git-dir at the"
+        " same path. Not with --record or --replay (a replay fans out with --jobs)",
     )  # fmt: skip
     loc.add_argument(
         "--weights", type=Path, metavar="FILE",
@@ -161,6 +173,24 @@ def _git_dirs(specs: list[str]) -> dict[str, Path]:
     return out
 
 
+def _scheduler(args: argparse.Namespace) -> Scheduler:
+    """``--scheduler``, checked against the flags it cannot go with."""
+    from excerpt.batch.scheduler import parse_scheduler, require_dask
+
+    scheduler = parse_scheduler(args.scheduler)
+    if scheduler.fans_out:
+        if args.record is not None:
+            raise UsageError("--record runs serially: leave out --scheduler to record")
+        if args.replay is not None:
+            raise UsageError("--replay fans out with --jobs N, not --scheduler")
+        if args.jobs is not None:
+            raise UsageError(
+                "--jobs is for --replay; --scheduler local:N sets a live run's workers"
+            )
+        require_dask(scheduler)
+    return scheduler
+
+
 def run(args: argparse.Namespace) -> int:
     from excerpt.evals.bench import load_tasks, render_report, run_localize, summarise
     from excerpt.rank.weights import load_weights
@@ -177,8 +207,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--limit must be 0 or more")
     if args.record is not None and args.replay is not None:
         raise UsageError("--record and --replay cannot be used together")
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be 1 or more")
+    scheduler = _scheduler(args)
     weights = None if args.weights is None else load_weights(args.weights)
     tasks = load_tasks(args.dataset)
     if args.repos:
@@ -189,8 +220,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         rows = run_localize(
             tasks, _git_dirs(args.git_dir), args.out, budgets, progress=bar,
-            ablate=args.ablations, record=args.record, replay=args.replay, jobs=args.jobs,
-            weights=weights,
+            ablate=args.ablations, record=args.record, replay=args.replay,
+            jobs=args.jobs or os.cpu_count() or 1, weights=weights, scheduler=scheduler,
         )  # fmt: skip
     finally:
         if bar is not None:

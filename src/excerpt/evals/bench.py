@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from excerpt.batch.scheduler import SERIAL, Scheduler
 from excerpt.core import git
 from excerpt.core.hashing import sha256_hex
 from excerpt.core.settings import repo_cache_dir
@@ -212,31 +213,42 @@ def run_localize(
     replay: Path | None = None,
     jobs: int = 1,
     weights: Weights | None = None,
+    scheduler: Scheduler = SERIAL,
 ) -> list[dict[str, Any]]:
     """Rank, pack and score every task; write ``predictions.jsonl`` as it goes.
 
     With ``record``, each task's index answers and file reads are kept there; with
     ``replay``, tasks are ranked and packed from such a recording alone (``jobs`` processes).
-    ``weights`` replaces the shipped ranking and selection numbers.
+    ``weights`` replaces the shipped ranking and selection numbers. A ``scheduler`` that fans
+    out runs the tasks by (repository, base commit) on its workers (``excerpt.evals.fanout``),
+    with the same rows; it takes neither ``record`` nor ``replay``.
 
     Raises:
         UsageError: a repository without a git directory, or a recording that does not hold
-            a task (or holds it for another task text).
+            a task (or holds it for another task text), or a fanned-out run asked to record
+            or replay.
+        EnvironmentFault: a fanned-out run's scheduler cannot be reached, or a worker died.
     """
+    if scheduler.fans_out and (record is not None or replay is not None):
+        raise UsageError("--scheduler runs live tasks: it takes neither --record nor --replay")
     out.mkdir(parents=True, exist_ok=True)
     if record is not None:
         start_recording(record)
     rows: list[dict[str, Any]] = []
     fixes = FixCommits()
+    if scheduler.fans_out:
+        from excerpt.evals.fanout import GroupRun, run_groups
+
+        run = GroupRun(
+            git_dirs=git_dirs, budgets=tuple(budgets), ablate=ablate, weights=weights,
+            scratch=out / "workers" if scheduler.kind == "local" else None,
+        )  # fmt: skip
+        fanned: Iterable[dict[str, Any]] = run_groups(tasks, run, scheduler, progress)
+        progress = None  # the workers' progress was shown as they finished
+    else:
+        fanned = _rows(tasks, git_dirs, out, budgets, ablate, record, replay, jobs, weights)
     with (out / "predictions.jsonl").open("w", encoding="utf-8") as predictions:
-        for done, (task, row) in enumerate(
-            zip(
-                tasks,
-                _rows(tasks, git_dirs, out, budgets, ablate, record, replay, jobs, weights),
-                strict=True,
-            ),
-            start=1,
-        ):
+        for done, (task, row) in enumerate(zip(tasks, fanned, strict=True), start=1):
             predictions.write(
                 json.dumps({"instance_id": row["instance_id"], "files": row.pop("files")}) + "\n"
             )
@@ -333,10 +345,17 @@ def _run_one(
     ablate: bool = False,
     record: Path | None = None,
     weights: Weights | None = None,
+    *,
+    workdir: Path | None = None,
+    index_jobs: int | None = None,
 ) -> dict[str, Any]:
-    root = resolve_root(_workdir(task, git_dirs, out))
+    """One task, live: its tree exported (or ``workdir``, already holding it), indexed into
+    ``cache`` with ``index_jobs`` parser processes (None: every core), ranked, packed, scored."""
+    root = resolve_root(workdir or _workdir(task, git_dirs, out))
     started = time.perf_counter()
-    report = index_repository(root, cache_dir=cache, history=_history_source(task, git_dirs))
+    report = index_repository(
+        root, cache_dir=cache, history=_history_source(task, git_dirs), jobs=index_jobs
+    )
     repo_cache = repo_cache_dir(root, cache)
     raw: dict[str, bytes | None] = {}
 

@@ -39,6 +39,7 @@ MAP_TOKENS = 1024
 TIMEOUT_S = 1800.0
 _PROBE_TIMEOUT_S = 60.0
 _CACHE_PREFIX = ".aider.tags.cache.v"
+_STEP = "excerpt-aider-step: "  # the driver's progress lines on stderr
 _PROBE = """\
 import importlib.util, json, sys
 try:
@@ -110,7 +111,7 @@ def _run(
 
 
 def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith(_STEP)]
     return lines[-1][:300] if lines else "nothing on stderr"
 
 
@@ -191,9 +192,11 @@ def run_repo_map(
             [str(python), str(driver)], json.dumps(request).encode(), Path(tmp), timeout
         )
     if code is None:
+        steps = [line for line in err.splitlines() if line.startswith(_STEP)]
+        last = steps[-1][len(_STEP) :] if steps else "before its first cold map"
         raise EnvironmentFault(
-            f"Aider's repo map did not finish within {timeout:g} s (cold runs and {len(tasks)}"
-            " warm requests); give a larger --aider-timeout"
+            f"Aider's repo map did not finish within {timeout:g} s (last step: {last}; {runs}"
+            f" cold and {len(tasks)} warm maps asked); give a larger --aider-timeout"
         )
     if code != 0:
         raise EnvironmentFault(f"Aider's repo map failed (exit {code}): {_last_line(err)}")

@@ -6,7 +6,8 @@ Reads one JSON request on stdin::
     {"root": DIR, "files": [RELATIVE PATH, ...], "tasks": [TEXT, ...],
      "map_tokens": 1024, "cold_runs": N}
 
-and prints one JSON result on stdout, nothing else (whatever Aider prints goes to stderr)::
+and prints one JSON result on stdout, nothing else (whatever Aider prints goes to stderr, and
+so do this driver's progress lines, ``excerpt-aider-step: ...``)::
 
     {"aider_version", "map_tokens", "cold_s": [...], "warm_s": [...], "cold_map_chars",
      "warm_map_chars": [...], "peak_rss_mb", "tsl_pack"}
@@ -129,6 +130,15 @@ def request_map(repo_map: Any, text: str, abs_files: list[str], rel_files: list[
     return str(out or "")
 
 
+STEP = "excerpt-aider-step: "
+
+
+def step(text: str) -> None:
+    """A progress line on stderr: the runner names the last one when this process times out."""
+    sys.stderr.write(f"{STEP}{text}\n")
+    sys.stderr.flush()
+
+
 def measure(req: dict[str, Any]) -> dict[str, Any]:
     import aider
     from aider import repomap as aider_repomap
@@ -145,19 +155,23 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
 
     cold_s: list[float] = []
     cold_chars, repo_map = 0, None
-    for _ in range(int(req["cold_runs"])):
+    runs = int(req["cold_runs"])
+    for n in range(runs):
         for cache in glob.glob(os.path.join(glob.escape(root), ".aider.tags.cache.v*")):
             shutil.rmtree(cache)
+        step(f"cold map {n + 1}/{runs} started")
         started = time.perf_counter()
         repo_map = fresh()
         cold_chars = len(request_map(repo_map, tasks[0], abs_files, rel_files))
         cold_s.append(time.perf_counter() - started)
+        step(f"cold map {n + 1}/{runs} took {cold_s[-1]:.1f} s")
     warm_s: list[float] = []
     warm_chars: list[int] = []
-    for text in tasks:
+    for n, text in enumerate(tasks):
         started = time.perf_counter()
         warm_chars.append(len(request_map(repo_map, text, abs_files, rel_files)))
         warm_s.append(time.perf_counter() - started)
+        step(f"warm map {n + 1}/{len(tasks)} took {warm_s[-1]:.2f} s")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     scale = 1 if sys.platform == "darwin" else 1024
     return {

@@ -110,7 +110,13 @@ def _run(
     return proc.returncode, out, err.decode("utf-8", "replace")
 
 
+def _last_step(text: str) -> str:
+    steps = [line for line in text.splitlines() if line.startswith(_STEP)]
+    return steps[-1][len(_STEP) :] if steps else "before its first cold map"
+
+
 def _last_line(text: str) -> str:
+    # splitlines also splits at the carriage returns of a progress bar
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith(_STEP)]
     return lines[-1][:300] if lines else "nothing on stderr"
 
@@ -192,14 +198,16 @@ def run_repo_map(
             [str(python), str(driver)], json.dumps(request).encode(), Path(tmp), timeout
         )
     if code is None:
-        steps = [line for line in err.splitlines() if line.startswith(_STEP)]
-        last = steps[-1][len(_STEP) :] if steps else "before its first cold map"
         raise EnvironmentFault(
-            f"Aider's repo map did not finish within {timeout:g} s (last step: {last}; {runs}"
-            f" cold and {len(tasks)} warm maps asked); give a larger --aider-timeout"
+            f"Aider's repo map did not finish within {timeout:g} s (last step:"
+            f" {_last_step(err)}; {runs} cold and {len(tasks)} warm maps asked); give a larger"
+            " --aider-timeout"
         )
     if code != 0:
-        raise EnvironmentFault(f"Aider's repo map failed (exit {code}): {_last_line(err)}")
+        how = f"killed by signal {-code}" if code < 0 else f"exit {code}"
+        raise EnvironmentFault(
+            f"Aider's repo map failed ({how}; last step: {_last_step(err)}): {_last_line(err)}"
+        )
     try:
         doc: dict[str, Any] = json.loads(out)
         cold = [float(s) for s in doc["cold_s"]]

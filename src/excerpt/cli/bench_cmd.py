@@ -78,12 +78,10 @@ def register(sub: Any) -> None:
                 "every figure measured in this run, on a temporary copy of the tree",
             ),
             (
-                "excerpt bench perf --repo . --tasks issues.jsonl --runs 1 --json",
-                "packs of your own tasks, one run of each index, as SPEC §11 JSON",
-            ),
-            (
-                "excerpt bench perf --synthetic 1000 --aider-python ~/aider-venv/bin/python",
-                "Aider's repo map cold and warm beside excerpt's index and pack",
+                "excerpt bench perf --repo . --tasks issues.jsonl --runs 1"
+                " --aider-python ~/aider-venv/bin/python --json",
+                "packs of your own tasks, one run of each index, beside Aider's repo map"
+                " (SPEC §11 JSON)",
             ),
         ],
     )
@@ -114,11 +112,11 @@ def register(sub: Any) -> None:
     )  # fmt: skip
     perf.add_argument(
         "--aider-map-tokens", type=int, default=1024, metavar="N",
-        help="Aider's map_tokens (default 1024, RepoMap's own default)",
+        help="Aider's map_tokens (the default is RepoMap's own)",
     )  # fmt: skip
     perf.add_argument(
         "--aider-timeout", type=float, default=1800.0, metavar="S",
-        help="seconds the whole Aider run may take (default 1800)",
+        help="seconds the whole Aider run may take",
     )  # fmt: skip
     perf.add_argument("--json", action="store_true", help="machine-readable output")
     perf.set_defaults(handler=run_perf_cmd)

@@ -90,8 +90,10 @@ def register(sub: Any) -> None:
                 "every figure measured in this run, on a temporary copy of the tree",
             ),
             (
-                "excerpt bench perf --repo . --tasks issues.jsonl --runs 1 --json",
-                "packs of your own tasks, one run of each index, as SPEC §11 JSON",
+                "excerpt bench perf --repo . --tasks issues.jsonl --runs 1"
+                " --aider-python ~/aider-venv/bin/python --json",
+                "packs of your own tasks, one run of each index, beside Aider's repo map"
+                " (SPEC §11 JSON)",
             ),
         ],
     )
@@ -112,6 +114,22 @@ def register(sub: Any) -> None:
     perf.add_argument("--count", type=int, default=12, help="tasks to pack (default 12)")
     perf.add_argument("--budget", type=int, default=32000, help="pack budget, bytes")
     perf.add_argument("--runs", type=int, default=3, help="runs of each index and floor")
+    complete_as(
+        perf.add_argument(
+            "--aider-python", type=Path, metavar="PATH",
+            help="the Python of an environment with aider-chat installed: also time Aider's repo"
+            " map, cold and warm, on the same copy and tasks",
+        ),
+        "file",
+    )  # fmt: skip
+    perf.add_argument(
+        "--aider-map-tokens", type=int, default=1024, metavar="N",
+        help="Aider's map_tokens (the default is RepoMap's own)",
+    )  # fmt: skip
+    perf.add_argument(
+        "--aider-timeout", type=float, default=1800.0, metavar="S",
+        help="seconds the whole Aider run may take",
+    )  # fmt: skip
     perf.add_argument("--json", action="store_true", help="machine-readable output")
     perf.set_defaults(handler=run_perf_cmd)
 
@@ -151,7 +169,9 @@ def run_perf_cmd(args: argparse.Namespace) -> int:
             sys.stderr.flush()
 
     run = PerfRun(repo=args.repo or Path("."), tasks=tasks, count=args.count,
-                  budget=args.budget, runs=args.runs, synthetic=args.synthetic)  # fmt: skip
+                  budget=args.budget, runs=args.runs, synthetic=args.synthetic,
+                  aider_python=args.aider_python, aider_map_tokens=args.aider_map_tokens,
+                  aider_timeout=args.aider_timeout)  # fmt: skip
     try:
         doc = run_perf(run, progress=say)
     finally:

@@ -4,7 +4,10 @@ In: a repository (copied to a temporary directory first: the edit runs change fi
 user's tree is never written) and tasks. Out: the SPEC §11 figures, every one measured in this
 run on this machine: cold index, no-change refresh, warm pack and pack after a one-file edit
 (p50/p95), peak RSS, and beside them the floors: listing and ``lstat`` of every file, reading
-and hashing every file, and tree-sitter parsing alone of every parsed file on all cores.
+and hashing every file, and tree-sitter parsing alone of every parsed file on all cores; with
+``aider_python``, Aider's repo map cold and warm on the same copy and tasks
+(excerpt.evals.aider_peer), measured last so that its process does not count in excerpt's
+peak RSS.
 """
 
 from __future__ import annotations
@@ -21,13 +24,28 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from excerpt.errors import UsageError
+
+if TYPE_CHECKING:
+    from excerpt.evals.aider_peer import AiderFigures
 
 __all__ = ["PerfRun", "run_perf"]
 
 Progress = Callable[[str], None]
+# what excerpt aims for beside Aider's repo map: cold index / cold map, warm pack p50 / warm
+# map request p50
+AIDER_COLD_TARGET = 0.3
+AIDER_WARM_TARGET = 0.05
+_AIDER_KEYS = (
+    "aider_cold_s",
+    "aider_warm_s",
+    "aider_warm_p95_s",
+    "aider_map_tokens",
+    "aider_version",
+    "aider_peak_rss_mb",
+)
 # the files an edit run appends a comment line to, by extension
 _COMMENT = {
     ".py": "#",
@@ -48,6 +66,9 @@ class PerfRun:
     budget: int = 32000
     runs: int = 3  # cold index, refresh and the floors: the median of this many
     synthetic: int | None = None  # measure a generated tree of this many files instead
+    aider_python: Path | None = None  # an interpreter with aider-chat: time its repo map too
+    aider_map_tokens: int = 1024
+    aider_timeout: float = 1800.0  # the whole Aider run, seconds
 
 
 def _files(root: Path) -> Iterator[str]:
@@ -127,8 +148,11 @@ def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
     """The SPEC §11 ``bench perf`` figures for ``run.repo``.
 
     Raises:
-        UsageError: the repository is not a directory, or has no task to pack.
+        UsageError: the repository is not a directory, or has no task to pack; the Aider
+            interpreter is not one, or has no aider.
+        EnvironmentFault: Aider's repo map crashed or timed out.
     """
+    from excerpt.evals import aider_peer
     from excerpt.evals.savings import derived_tasks
     from excerpt.evals.synthetic import write_tree
     from excerpt.index.build import index_repository
@@ -142,6 +166,10 @@ def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
         raise UsageError("--synthetic must be between 1 and 1,000,000 files")
     if run.runs < 1 or run.count < 1:
         raise UsageError("--runs and --count must be 1 or more")
+    if run.aider_map_tokens < 1 or run.aider_timeout <= 0:
+        raise UsageError("--aider-map-tokens must be 1 or more and --aider-timeout above 0")
+    if run.aider_python is not None:
+        aider_peer.check_python(run.aider_python)  # before the long run
     workers = os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="excerpt-perf-") as tmp:
         repo = Path(tmp) / "repo"
@@ -190,25 +218,46 @@ def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
             started = time.perf_counter()
             build_pack(PackRequest(repo=repo, task=task, budget=run.budget, cache_dir=cache))
             edited.append(time.perf_counter() - started)
+        peak_rss = _peak_rss_mb()  # before Aider's process is a child that was waited for
+        aider = None
+        if run.aider_python is not None:
+            say(f"Aider's repo map: {run.runs} cold, {len(tasks)} warm")
+            aider = aider_peer.run_repo_map(
+                run.aider_python, repo, tasks, runs=run.runs,
+                map_tokens=run.aider_map_tokens, timeout=run.aider_timeout,
+            )  # fmt: skip
     return {
         "files": files,
         "cold_index_s": round(statistics.median(cold), 6),
         "warm_refresh_s": round(statistics.median(refresh), 6),
         "pack_ms": percentiles_ms(warm),
         "repack_after_edit_ms": percentiles_ms(edited),
-        "peak_rss_mb": _peak_rss_mb(),
+        "peak_rss_mb": peak_rss,
         "baseline": {
             "stat_all_s": round(stat_s, 6),
             "read_all_s": round(read_s, 6),
             "parse_only_s": round(parse_s, 6),
-            "aider_cold_s": None,
-            "aider_warm_s": None,
+            **_aider_keys(aider),
         },
         "tasks": len(tasks),
         "budget": run.budget,
         "runs": run.runs,
         "cores": workers,
         "synthetic": run.synthetic,
+    }
+
+
+def _aider_keys(aider: AiderFigures | None) -> dict[str, Any]:
+    """The baseline's Aider keys (SPEC §11's two, then the added ones); all null when not run."""
+    if aider is None:
+        return dict.fromkeys(_AIDER_KEYS)
+    return {
+        "aider_cold_s": round(aider.cold_s, 6),
+        "aider_warm_s": round(aider.warm_p50_s, 6),  # the warm map request's p50
+        "aider_warm_p95_s": round(aider.warm_p95_s, 6),
+        "aider_map_tokens": aider.map_tokens,
+        "aider_version": aider.version,
+        "aider_peak_rss_mb": aider.peak_rss_mb,
     }
 
 
@@ -236,4 +285,35 @@ def render_perf(doc: dict[str, Any]) -> str:
         f" p95 {doc['repack_after_edit_ms']['p95']:.0f} ms | — | — |",
         f"| peak RSS | {doc['peak_rss_mb']:.0f} MB | — | — |",
     ]
+    if b.get("aider_cold_s") is not None:
+        rows += _aider_rows(doc)
     return "\n".join(rows) + "\n"
+
+
+def _ratio(ours: float, theirs: float, target: float) -> str:
+    if theirs <= 0:
+        return "—"
+    ratio = ours / theirs
+    verdict = "met" if ratio <= target else "not met"
+    return f"{ratio:.3f} (target ≤ {target:g}: {verdict})"
+
+
+def _aider_rows(doc: dict[str, Any]) -> list[str]:
+    """Aider's repo map beside excerpt: cold index / cold map, warm pack p50 / warm map p50."""
+    b = doc["baseline"]
+    cold, warm, warm95 = b["aider_cold_s"], b["aider_warm_s"], b["aider_warm_p95_s"]
+    pack = doc["pack_ms"]["p50"] / 1000
+    return [
+        "",
+        f"Aider {b['aider_version']} repo map on the same copy and tasks (map_tokens"
+        f" {b['aider_map_tokens']:,}, tokens counted as characters / 4, median of"
+        f" {doc['runs']} cold runs):",
+        "",
+        "| measure | excerpt | Aider | excerpt / Aider |",
+        "| --- | --- | --- | --- |",
+        f"| cold index / cold repo map | {doc['cold_index_s']:.3f} s | {cold:.3f} s"
+        f" | {_ratio(doc['cold_index_s'], cold, AIDER_COLD_TARGET)} |",
+        f"| warm pack / warm repo map | p50 {pack * 1000:.0f} ms | p50 {warm * 1000:.0f} ms,"
+        f" p95 {warm95 * 1000:.0f} ms | {_ratio(pack, warm, AIDER_WARM_TARGET)} |",
+        f"| peak RSS | {doc['peak_rss_mb']:.0f} MB | {b['aider_peak_rss_mb']:.0f} MB | — |",
+    ]

@@ -28,7 +28,7 @@ from excerpt.batch.scheduler import Scheduler, parse_scheduler
 from excerpt.cli import main
 from excerpt.errors import UsageError
 from excerpt.evals.bench import BenchTask
-from excerpt.evals.fanout import group_tasks
+from excerpt.evals.fanout import batches, group_tasks
 
 BUDGETS = "2000,8000"
 
@@ -231,6 +231,28 @@ def test_tasks_are_grouped_by_repository_and_commit_in_dataset_order(fx: Fixture
     groups = group_tasks(tasks)
     assert [g.positions for g in groups] == [(0,), (1, 3), (2, 4)]
     assert all(len({(t.repo, t.base_commit) for t in g.tasks}) == 1 for g in groups)
+
+
+def test_jobs_hold_trees_of_one_repository_split_evenly_in_dataset_order() -> None:
+    def task(n: int, repo: str, commit: str) -> BenchTask:
+        return BenchTask(instance_id=f"t{n}", repo=repo, base_commit=commit,
+                         problem_statement="x", gold_files=())  # fmt: skip
+
+    tasks = [task(n, "a/a" if n % 3 else "b/b", f"c{n}") for n in range(20)]
+    jobs = batches(group_tasks(tasks), size=4)
+    repos = [{g.tasks[0].repo for g in job} for job in jobs]
+    assert all(len(r) == 1 for r in repos)  # a job: one repository's trees
+    sizes: dict[str, list[int]] = {"a/a": [], "b/b": []}
+    for job in jobs:
+        sizes[job[0].tasks[0].repo].append(len(job))
+    # 13 trees of a/a in 4 jobs (4, 3, 3, 3 in some order), 7 of b/b in 2
+    assert sorted(sizes["a/a"]) == [3, 3, 3, 4] and sorted(sizes["b/b"]) == [3, 4]
+    firsts = [job[0].positions[0] for job in jobs]
+    assert firsts == sorted(firsts)
+    assert sorted(p for job in jobs for g in job for p in g.positions) == list(range(20))
+    for job in jobs:  # a job's trees in dataset order
+        flat = [p for g in job for p in g.positions]
+        assert flat == sorted(flat)
 
 
 # -- refusals --------------------------------------------------------------------------------

@@ -3,9 +3,10 @@
 A group is the tasks that share a tree: a repository at one base commit (or one live
 ``repo_dir``). A worker exports the group's tree from the git directory into a directory of
 its own, indexes it into a cache of its own, and ranks, packs and scores the group's tasks as
-the serial run does (``bench._run_one``); the lead puts the rows back in dataset order. A
-worker keeps its directory between groups, so a later commit of the same repository is
-refreshed, not indexed from nothing. Every figure but a latency depends only on the task, its
+the serial run does (``bench._run_one``); the lead puts the rows back in dataset order. A job
+is up to eight trees of one repository, run in turn, and a worker keeps its directory
+between jobs, so a later commit of the same repository is refreshed, not indexed from
+nothing. Every figure but a latency depends only on the task, its
 tree and the code, so ``predictions.jsonl`` and ``report.json`` equal the serial run's, the
 latencies aside.
 
@@ -17,6 +18,7 @@ stops. Remote workers must see each ``--git-dir`` at the same path as the lead.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -29,7 +31,7 @@ from excerpt.errors import UsageError
 from excerpt.evals import bench
 from excerpt.rank.weights import Weights
 
-__all__ = ["Group", "GroupRun", "group_tasks", "run_group", "run_groups"]
+__all__ = ["Group", "GroupRun", "batches", "group_tasks", "run_batch", "run_group", "run_groups"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,6 +96,31 @@ def run_group(group: Group, run: GroupRun) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
+# at most this many trees of one repository a job: a worker then refreshes its index from
+# one commit to the next instead of building it anew, and jobs stay small enough to spread
+_TREES_A_JOB = 8
+
+
+def batches(groups: Sequence[Group], size: int = _TREES_A_JOB) -> list[tuple[Group, ...]]:
+    """The groups as jobs: each job the trees of one repository (in dataset order), split
+    evenly into runs of at most ``size``; the jobs in the order of their first task."""
+    by_repo: dict[str, list[Group]] = {}
+    for group in groups:
+        first = group.tasks[0]
+        by_repo.setdefault(first.repo_dir or first.repo, []).append(group)
+    out: list[tuple[Group, ...]] = []
+    for same in by_repo.values():
+        count = -(-len(same) // size)
+        cuts = [round(i * len(same) / count) for i in range(count + 1)]
+        out += [tuple(same[a:b]) for a, b in itertools.pairwise(cuts)]
+    return sorted(out, key=lambda job: job[0].positions[0])
+
+
+def run_batch(groups: Sequence[Group], run: GroupRun) -> list[tuple[int, dict[str, Any]]]:
+    """In a worker: ``run_group`` for each of ``groups``, one after the other."""
+    return [pair for group in groups for pair in run_group(group, run)]
+
+
 def run_groups(
     tasks: Sequence[bench.BenchTask],
     run: GroupRun,
@@ -110,7 +137,7 @@ def run_groups(
     for task in tasks:
         if not task.repo_dir and task.repo not in run.git_dirs:
             raise UsageError(f"no --git-dir given for repository {task.repo}")
-    groups = group_tasks(tasks)
+    jobs = batches(group_tasks(tasks))
     finished = 0
 
     def done(_index: int, rows: list[tuple[int, dict[str, Any]]]) -> None:
@@ -119,6 +146,6 @@ def run_groups(
         if progress is not None:
             progress(finished, len(tasks))
 
-    results = fan_out(functools.partial(run_group, run=run), groups, scheduler, done=done)
+    results = fan_out(functools.partial(run_batch, run=run), jobs, scheduler, done=done)
     rows: dict[int, dict[str, Any]] = dict(pair for group in results for pair in group)
     return [rows[i] for i in range(len(tasks))]

@@ -111,7 +111,7 @@ def register(sub: Any) -> None:
         help="tasks, JSON lines with a problem_statement or task field (default: derived from"
         " the tree's own definitions)",
     )  # fmt: skip
-    perf.add_argument("--count", type=int, default=12, help="tasks to pack (default 12)")
+    perf.add_argument("--count", type=int, default=12, help="tasks to pack")
     perf.add_argument("--budget", type=int, default=32000, help="pack budget, bytes")
     perf.add_argument("--runs", type=int, default=3, help="runs of each index and floor")
     complete_as(

@@ -5,9 +5,10 @@ a perfect one). Exact o200k counts come from ``bpe-openai``, which ships the voc
 from __future__ import annotations
 
 import hashlib
+import heapq
 import statistics
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from excerpt.evals.suites import Packer, SuiteResult, default_packer
 from excerpt.index.build import index_repository, resolve_root
 from excerpt.index.store import IndexStore
 from excerpt.index.tokens import split_identifier
+from excerpt.index.view import SymbolSpan
 from excerpt.pack import PackRequest
 
 __all__ = ["SavingsTask", "derived_tasks", "o200k_counter", "run_savings", "savings_suite"]
@@ -69,20 +71,26 @@ def derived_tasks(root: Path, cache: Path | None, count: int = 20) -> list[Savin
     store = IndexStore.open(repo_cache_dir(root, cache))
     try:
         view = store.view()
-        files = view.files()
-        symbols = [
-            s
-            for s in view.symbols_in(
-                p for p, f in files.items() if f.status is None and not f.is_test
-            )
-        ]
+        paths = sorted(p for p, f in view.files().items() if f.status is None and not f.is_test)
+
+        def named() -> Iterator[SymbolSpan]:
+            # the definitions a few thousand files at a time: a tree of 100,000 files holds
+            # millions, and only ``count`` of them are kept
+            for i in range(0, len(paths), 2000):
+                for s in view.symbols_in(paths[i : i + 2000]):
+                    if s.kind in ("function", "method", "class") and len(s.name) > 6:
+                        yield s
+
+        chosen = heapq.nsmallest(
+            count,
+            named(),
+            key=lambda s: hashlib.sha256(f"{s.path}:{s.qualname}".encode()).hexdigest(),
+        )
     finally:
         store.close()
-    named = [s for s in symbols if s.kind in ("function", "method", "class") and len(s.name) > 6]
-    named.sort(key=lambda s: hashlib.sha256(f"{s.path}:{s.qualname}".encode()).hexdigest())
     return [
         SavingsTask(f"fix the bug in {' '.join(split_identifier(s.name)[:4])}", (s.path,))
-        for s in named[:count]
+        for s in chosen
     ]
 
 

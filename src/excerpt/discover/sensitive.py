@@ -12,15 +12,11 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Any
 
 import pathspec
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
-try:
-    import re2 as _re2
-except ImportError:  # pragma: no cover - then Python's re alone
-    _re2 = None
+from excerpt.discover.wildmatch import LINEAR, compile_matcher
 
 __all__ = ["DEFAULT_DENY", "is_sensitive_path", "sensitive_spec"]
 
@@ -188,22 +184,11 @@ def _ascii_prefix(source: str) -> Callable[[bytes], bool] | None:
     times faster than backtracking through each); None without RE2, for a pattern holding a
     character outside ASCII (over bytes it could mean something else), or one RE2 refuses.
     On an ASCII subject, ASCII patterns mean the same to both engines, as ``re`` on text."""
-    if _re2 is None or not source.isascii() or source == r"(?!)":
-        return (lambda data: False) if source == r"(?!)" else None
-    options = _re2.Options()
-    options.encoding = _re2.Options.Encoding.LATIN1
-    options.never_capture = True
-    options.log_errors = False
-    try:
-        compiled: Any = _re2.compile(source.encode("ascii"), options)
-    except _re2.error:
+    if source == r"(?!)":
+        return lambda data: False
+    if not LINEAR or not source.isascii():
         return None
-    # the module's match objects cost more than the matching of a short path
-    inner = getattr(getattr(compiled, "_regexp", None), "Match", None)
-    start = getattr(getattr(_re2, "_Anchor", None), "ANCHOR_START", None)
-    if inner is not None and start is not None:
-        return lambda data: bool(inner(start, data, 0, len(data))[0][0] >= 0)
-    return lambda data: compiled.match(data) is not None
+    return compile_matcher(source, whole=False)
 
 
 @lru_cache(maxsize=1 << 16)

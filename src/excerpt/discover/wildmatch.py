@@ -250,20 +250,26 @@ def _nothing(size: int) -> Matcher:
     return lambda subject: False
 
 
-def compile_matcher(source: str) -> Matcher | None:
+def compile_matcher(source: str, *, whole: bool = True) -> Matcher | None:
     """A whole-subject matcher of ``source`` over bytes (each byte one Latin-1 character),
     in linear time (RE2); None when RE2 refuses it as too large for its memory budget. Only
-    without RE2 installed is it Python's ``re``, as everywhere else (see core.linear)."""
+    without RE2 installed is it Python's ``re``, as everywhere else (see core.linear).
+    ``whole`` False: a match at the start of the subject is enough (``re.match``)."""
     data = source.encode("ascii")
     if _re2 is None:
         fallback = re.compile(data)
-        return lambda subject: fallback.fullmatch(subject) is not None
+        test = fallback.fullmatch if whole else fallback.match
+        return lambda subject: test(subject) is not None
     try:
         compiled: Any = _re2.compile(data, _options())
     except _re2.error:
         return None
+    # the module's match objects cost more than the matching of a short name
     inner = getattr(getattr(compiled, "_regexp", None), "Match", None)
-    both = getattr(getattr(_re2, "_Anchor", None), "ANCHOR_BOTH", None)
-    if inner is not None and both is not None:
-        return lambda subject: bool(inner(both, subject, 0, len(subject))[0][0] >= 0)
-    return lambda subject: compiled.fullmatch(subject) is not None
+    anchor = getattr(
+        getattr(_re2, "_Anchor", None), "ANCHOR_BOTH" if whole else "ANCHOR_START", None
+    )
+    if inner is not None and anchor is not None:
+        return lambda subject: bool(inner(anchor, subject, 0, len(subject))[0][0] >= 0)
+    public = compiled.fullmatch if whole else compiled.match
+    return lambda subject: public(subject) is not None

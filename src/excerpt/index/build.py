@@ -123,17 +123,21 @@ def index_repository(
     cache = repo_cache_dir(root, cache_dir)
     make_cache_dir(cache)
     with writer_lock(cache):
+        if progress is not None:
+            progress(0, 0, "discover")
+        found = discover(root, limits)
+        if progress is not None:
+            listed = len(found.candidates) + len(found.omitted)
+            progress(listed, listed, "discover")
         store = IndexStore.open(cache)
         try:
             try:
-                found = _discover(root, limits, progress)
                 read, removed, mended = _update(store, found, limits, progress, jobs)
             except Exception as exc:
                 if not is_corruption(exc):
                     raise
                 store.close()
                 store = IndexStore.rebuild(cache, f"damaged content ({type(exc).__name__})")
-                found = _discover(root, limits, progress)
                 read, removed, mended = _update(store, found, limits, progress, jobs)
             past = _history(store, root, history, progress)
             summary = store.summary()
@@ -181,16 +185,6 @@ def _history(
         removed=removed, truncated=store.meta("history_truncated") == "1",
         seconds=time.perf_counter() - started,
     )  # fmt: skip
-
-
-def _discover(root: Path, limits: Limits, progress: ProgressFn | None) -> Discovery:
-    if progress is not None:
-        progress(0, 0, "discover")
-    found = discover(root, limits)
-    if progress is not None:
-        listed = len(found.candidates) + len(found.omitted)
-        progress(listed, listed, "discover")
-    return found
 
 
 def _changed(found: Discovery, stored: dict[str, tuple[int, int, str]]) -> list[Candidate]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +92,7 @@ def index_many(
         EnvironmentFault: the scheduler cannot be reached, or a worker died.
     """
     if scheduler.fans_out:
-        job = IndexJob(include=job.include, exclude=job.exclude, no_history=job.no_history, jobs=1)
+        job = replace(job, jobs=1)
     # workers elsewhere (or started elsewhere) get absolute paths
     paths = [os.path.abspath(os.path.expanduser(r)) for r in repos]
     finished = 0

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.errors import EnvironmentFault, UsageError
+from excerpt.evals.metrics import nearest_rank
 
 __all__ = [
     "MAP_TOKENS",
@@ -159,11 +160,6 @@ def tree_files(root: Path) -> list[str]:
     return sorted(out)
 
 
-def _percentile(samples: Sequence[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def run_repo_map(
     python: Path,
     root: Path,
@@ -217,7 +213,7 @@ def run_repo_map(
             map_tokens=int(doc["map_tokens"]),
             cold_s=statistics.median(cold),
             warm_p50_s=statistics.median(warm),
-            warm_p95_s=_percentile(warm, 0.95),
+            warm_p95_s=nearest_rank(warm, 0.95),
             peak_rss_mb=float(doc["peak_rss_mb"]),
             map_chars=tuple(int(n) for n in doc["warm_map_chars"]),
         )

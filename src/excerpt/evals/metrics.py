@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["line_coverage", "mean", "mrr", "precision_at", "recall_at"]
+__all__ = ["line_coverage", "mean", "mrr", "nearest_rank", "precision_at", "recall_at"]
 
 
 def precision_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
@@ -15,6 +15,12 @@ def precision_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
 
 def recall_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
     return sum(p in relevant for p in ranked[:k]) / len(relevant) if relevant else 0.0
+
+
+def nearest_rank(samples: Sequence[float], q: float) -> float:
+    """The sample at quantile ``q`` (0 to 1) of ``samples`` (not empty), the nearest rank."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def mrr(ranked: Sequence[str], relevant: set[str]) -> float:

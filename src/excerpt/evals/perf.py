@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from excerpt.errors import UsageError
+from excerpt.evals.metrics import nearest_rank
 
 if TYPE_CHECKING:
     from excerpt.evals.aider_peer import AiderFigures
@@ -129,11 +130,10 @@ def parse_only(root: Path, workers: int) -> float:
 
 
 def percentiles_ms(samples: Sequence[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    if not ordered:
+    if not samples:
         return {"p50": 0.0, "p95": 0.0}
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return {"p50": round(statistics.median(ordered) * 1000, 1), "p95": round(p95 * 1000, 1)}
+    p95 = nearest_rank(samples, 0.95)
+    return {"p50": round(statistics.median(samples) * 1000, 1), "p95": round(p95 * 1000, 1)}
 
 
 def _peak_rss_mb() -> float:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from excerpt.core.capped import read_capped
 from excerpt.core.hashing import canonical_json, sha256_hex
 from excerpt.errors import UsageError
 
@@ -36,15 +37,8 @@ def _read_json(path: Path) -> Any:
     Raises:
         UsageError: missing, unreadable, too large or not JSON, naming the file and why.
     """
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(_MAX_GRAPH_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read graph file {path}: {exc.strerror or exc}") from None
-    except ValueError:  # a NUL byte in the name
-        raise UsageError(f"cannot read graph file {path}: not a valid file name") from None
-    if len(data) > _MAX_GRAPH_BYTES:
-        raise UsageError(f"graph file {path} is larger than {_MAX_GRAPH_BYTES >> 20} MiB")
+    name = "./-" if str(path) == "-" else str(path)  # a file named "-", not stdin
+    data = read_capped(name, _MAX_GRAPH_BYTES, reading=f"graph file {path}", what="graph file")
     try:
         return json.loads(data)
     except json.JSONDecodeError as exc:

@@ -10,13 +10,12 @@ give them again.
 from __future__ import annotations
 
 import sqlite3
-import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from excerpt.errors import UsageError
-from excerpt.index.checks import FILE_COLUMNS, SymbolRow, symbols_check
+from excerpt.index.checks import FILE_COLUMNS, SymbolRow, file_row_check, symbols_check
 from excerpt.index.history import MESSAGE_WEIGHTS, PastCommit
 
 __all__ = [
@@ -28,6 +27,7 @@ __all__ = [
     "ReplayMiss",
     "StoreView",
     "SymbolSpan",
+    "edges_near",
     "touching",
     "view_from_dict",
     "view_to_dict",
@@ -144,11 +144,9 @@ class StoreView:
             rows = self.conn.execute(
                 f"SELECT id, {FILE_COLUMNS}, git_blob, checksum FROM files ORDER BY path"
             ).fetchall()
-            crc32 = zlib.crc32
             intact = []
             for r in rows:
-                # file_row_check, inline: a pack reads every row of the tree
-                if crc32(repr(r[1:12]).encode("utf-8", "surrogateescape")) == r[13]:
+                if file_row_check(r[1:12]) == r[13]:
                     intact.append(r)
                 else:
                     self._damaged(r[1])
@@ -206,13 +204,10 @@ class StoreView:
         )
         wanted = sorted(set(terms))
         out = dict.fromkeys(wanted, 0)
-        for i in range(0, len(wanted), _CHUNK):
-            chunk = wanted[i : i + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            for term, docs in self.conn.execute(
-                f"SELECT term, doc FROM temp.lexicon_vocab WHERE term IN ({marks})", chunk
-            ):
-                out[term] = int(docs)
+        for term, docs in self._rows_in(
+            "SELECT term, doc FROM temp.lexicon_vocab WHERE term IN ({})", wanted
+        ):
+            out[term] = int(docs)
         return out
 
     def symbols_named(self, names: Iterable[str]) -> list[SymbolSpan]:
@@ -259,29 +254,24 @@ class StoreView:
     def _symbol_checks(self, file_ids: Sequence[int]) -> dict[int, int | None]:
         """The stored digest of each file's definitions (asked for the files read, not kept
         for the whole table)."""
-        out: dict[int, int | None] = {}
-        for i in range(0, len(file_ids), _CHUNK):
-            chunk = file_ids[i : i + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            out.update(
-                self.conn.execute(
-                    f"SELECT id, symbols_check FROM files WHERE id IN ({marks})", chunk
-                ).fetchall()
-            )
-        return out
+        return dict(self._rows_in("SELECT id, symbols_check FROM files WHERE id IN ({})", file_ids))
 
     def _symbol_rows(self, column: str, values: Sequence[object]) -> dict[int, list[SymbolRow]]:
         out: dict[int, list[SymbolRow]] = {}
+        for file_id, *row in self._rows_in(
+            "SELECT file_id, kind, name, qualname, start_line, end_line FROM symbols"
+            f" WHERE {column} IN ({{}})",
+            values,
+        ):
+            out.setdefault(file_id, []).append(tuple(row))
+        return out
+
+    def _rows_in(self, sql: str, values: Sequence[object]) -> Iterator[Any]:
+        """The rows of ``sql`` (its ``{}`` the list of an ``IN``) for every one of
+        ``values``, asked ``_CHUNK`` at a time (SQLite bounds the parameters of a query)."""
         for i in range(0, len(values), _CHUNK):
             chunk = values[i : i + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            for file_id, *row in self.conn.execute(
-                "SELECT file_id, kind, name, qualname, start_line, end_line FROM symbols"
-                f" WHERE {column} IN ({marks})",
-                chunk,
-            ):
-                out.setdefault(file_id, []).append(tuple(row))
-        return out
+            yield from self.conn.execute(sql.format(",".join("?" * len(chunk))), chunk)
 
     def _damaged(self, path: str) -> None:
         if path not in self.damaged:
@@ -302,16 +292,12 @@ class StoreView:
         number = self._numbers_by_path()
         wanted = sorted(number[p] for p in set(paths) if p in number)
         found: set[tuple[int, int, str]] = set()
-        for i in range(0, len(wanted), _CHUNK):
-            chunk = wanted[i : i + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            for column in ("src_id", "dst_id"):
-                found.update(
-                    self.conn.execute(
-                        f"SELECT src_id, dst_id, kind FROM edges WHERE {column} IN ({marks})",
-                        chunk,
-                    )
+        for column in ("src_id", "dst_id"):
+            found.update(
+                self._rows_in(
+                    f"SELECT src_id, dst_id, kind FROM edges WHERE {column} IN ({{}})", wanted
                 )
+            )
         return sorted((ids[s], ids[d], k) for s, d, k in found if s in ids and d in ids)
 
     def history(self, terms: Sequence[str], limit: int) -> list[PastCommit]:
@@ -521,6 +507,12 @@ def touching(edges: Iterable[Edge], paths: Iterable[str]) -> list[Edge]:
     """The edges of ``edges`` with an end in ``paths``, sorted."""
     wanted = set(paths)
     return sorted(e for e in edges if e[0] in wanted or e[1] in wanted)
+
+
+def edges_near(view: IndexView, given: Sequence[Edge] | None, paths: Iterable[str]) -> list[Edge]:
+    """The edges with an end in ``paths``: of the ``given`` graph (a caller's graph file),
+    else of the index."""
+    return view.edges_touching(paths) if given is None else touching(given, paths)
 
 
 def view_to_dict(view: MemoryView) -> dict[str, Any]:

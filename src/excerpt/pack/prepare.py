@@ -4,9 +4,10 @@ files ranked and read (guarded), regions chosen, secret lines found.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -18,7 +19,7 @@ from excerpt.core.vocabulary import OmissionReason
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.errors import UsageError
 from excerpt.index.build import IndexReport
-from excerpt.index.view import IndexView, ReplayMiss, SymbolSpan, touching
+from excerpt.index.view import IndexView, ReplayMiss, SymbolSpan, edges_near
 from excerpt.pack.handles import Handle, parse_handle
 from excerpt.pack.model import Omitted
 from excerpt.pack.regions import Region, choose_regions, line_matches
@@ -242,9 +243,7 @@ def _read_related(
     the association misses (a package's tests, a test named for a behaviour)."""
     ranks = {c.path: n for n, c in enumerate(read.kept, start=1)}
 
-    def edges_of(paths: Iterable[str]) -> list[tuple[str, str, str]]:
-        return view.edges_touching(paths) if edges is None else touching(edges, paths)
-
+    edges_of = functools.partial(edges_near, view, edges)
     # the primary files' tests, and every file each of those tests (the most specific first)
     chosen = set(primary)
     tests = {src for src, dst, kind in edges_of(chosen) if kind == "tests" and dst in chosen}

@@ -9,12 +9,13 @@ tier that outranks any score. Order is deterministic: tier, score, then path.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from excerpt.index.history import history_enabled
-from excerpt.index.view import IndexView, touching
+from excerpt.index.view import IndexView, edges_near
 from excerpt.rank import signals
 from excerpt.rank.history import history
 from excerpt.rank.signals import Anchor, Contribution, Reason, Standing
@@ -90,11 +91,7 @@ def rank_files(
         _add(totals, history(task, view, files, w))
     _add(totals, signals.changed(changed, files, w))
     if "graph" not in without:
-        given = edges
-
-        def edges_of(paths: Iterable[str]) -> list[tuple[str, str, str]]:
-            return view.edges_touching(paths) if given is None else touching(given, paths)
-
+        edges_of = functools.partial(edges_near, view, edges)
         _add(totals, signals.graph(edges_of, files, _standing(totals), w))
     if "demoted" not in without:
         for d in signals.demotions(task, files, _standing(totals), w):

@@ -44,6 +44,8 @@ ALLOWED = {
     "evals": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
         "harness", "risk", "gate", "batch",
+        # bench session measures what the MCP server lists and serves each client
+        "mcp",
     },
     "cli": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver", "mcp",

@@ -46,7 +46,10 @@ def prepare(request: PackRequest, progress: ProgressFn | None = None) -> Prepare
         EnvironmentFault: the repository or cache cannot be used.
     """
     root = resolve_root(request.repo)
-    report = index_repository(root, cache_dir=request.cache_dir, progress=progress)
+    report = index_repository(
+        root, cache_dir=request.cache_dir, progress=progress,
+        history=request.history or "repository",
+    )  # fmt: skip
     cache = repo_cache_dir(root, request.cache_dir)
     with IndexStore.open(cache) as store:
         view = store.view()

@@ -132,6 +132,9 @@ def register(sub: Any) -> None:
     )  # fmt: skip
     perf.add_argument("--json", action="store_true", help="machine-readable output")
     perf.set_defaults(handler=run_perf_cmd)
+    from excerpt.cli import bench_session_cmd
+
+    bench_session_cmd.register(actions)
 
 
 def _perf_tasks(path: Path) -> tuple[str, ...]:

@@ -30,6 +30,8 @@ __all__ = [
     "HANDOFF_DIRECTIONS",
     "AgentRunRecord",
     "ProviderTokens",
+    "ScriptedCall",
+    "ScriptedSession",
     "load_records",
 ]
 
@@ -43,8 +45,11 @@ Category = Literal[
 ]
 Agent = Literal["claude-code", "codex"]
 HandoffDirection = Literal["claude-code->codex", "codex->claude-code"]
-Arm = Literal["baseline", "excerpt"]
-RecordClass = Literal["measured", "synthetic", "replayed"]
+# excerpt-stop-short: a scripted pair's third arm, excerpt with ``stop_short`` (the report
+# compares baseline with excerpt; the third rides along in the same pair)
+Arm = Literal["baseline", "excerpt", "excerpt-stop-short"]
+# scripted: a deterministic policy on the clients' tool contracts (``bench session``)
+RecordClass = Literal["measured", "synthetic", "replayed", "scripted"]
 OutcomeBasis = Literal["tests", "rubric", "diff-match"]
 Quality = Literal["pass", "fail", "partial"]
 
@@ -80,6 +85,34 @@ class ProviderTokens(BaseModel):
         return self.input + self.output + self.cache_read + self.cache_write
 
 
+class ScriptedCall(BaseModel):
+    """One tool call of a scripted session and what its result cost."""
+
+    model_config = _RECORD
+
+    tool: Text
+    arguments: dict[str, Any]
+    bytes: Count
+    tokens: Count
+
+
+class ScriptedSession(BaseModel):
+    """What a scripted session measured, in the tokenizer's tokens of what the model got."""
+
+    model_config = _RECORD
+
+    arm_name: Text
+    tokenizer: Literal["o200k"]
+    cap: Count
+    tree_sha256: Text
+    tokens_to_first_gold: Count | None
+    tokens_to_all_gold: Count | None
+    tool_calls: Count
+    irrelevant_bytes: Count
+    overhead_tokens_per_turn: Count
+    calls: list[ScriptedCall]
+
+
 class AgentRunRecord(BaseModel):
     """One arm of one agent run, as written by whoever ran it."""
 
@@ -104,9 +137,24 @@ class AgentRunRecord(BaseModel):
     quality: Quality
     cache_hot_bytes_changed: Count
     handoff_direction: HandoffDirection | None = None
+    session: ScriptedSession | None = None
+
+    @property
+    def pair_terms(self) -> tuple[str, int, str] | None:
+        """A scripted session's tokenizer, cap and tree: what both arms must share."""
+        s = self.session
+        return None if s is None else (s.tokenizer, s.cap, s.tree_sha256)
 
     @model_validator(mode="after")
     def _consistent(self) -> AgentRunRecord:
+        if (self.record_class == "scripted") != (self.session is not None):
+            raise PydanticCustomError(
+                "session_required", "field session: given exactly when recordClass is scripted"
+            )
+        if self.session is not None and self.provider_tokens is not None:
+            raise PydanticCustomError(
+                "scripted_tokens", "field providerTokens: null for a scripted run (no provider)"
+            )
         if self.evidence_found > self.required_evidence:
             raise PydanticCustomError(
                 "evidence_range", "field evidenceFound: must not exceed requiredEvidence"
@@ -125,7 +173,10 @@ class AgentRunRecord(BaseModel):
 
     def to_dict(self) -> dict[str, Any]:
         """The record in its wire form (camelCase keys)."""
-        return self.model_dump(by_alias=True)
+        out = self.model_dump(by_alias=True)
+        if self.session is None:
+            del out["session"]  # written only by scripted runs
+        return out
 
 
 def load_records(path: Path) -> list[AgentRunRecord]:

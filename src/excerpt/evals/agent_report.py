@@ -43,6 +43,7 @@ _MATCHED = (
     ("outcome_basis", "outcome basis"),
     ("required_evidence", "denominator"),
     ("handoff_direction", "handoff direction"),
+    ("pair_terms", "tokenizer, cap or tree"),
 )
 
 

@@ -19,6 +19,7 @@ from excerpt.core.vocabulary import OmissionReason
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.errors import UsageError
 from excerpt.index.build import IndexReport
+from excerpt.index.history import HistorySource
 from excerpt.index.view import IndexView, ReplayMiss, SymbolSpan, edges_near
 from excerpt.pack.handles import Handle, parse_handle
 from excerpt.pack.model import Omitted
@@ -59,6 +60,9 @@ class PackRequest:
     # handles the caller already holds: their lines are not sent again while their file is
     # unchanged (parsed, so a malformed one is refused before any work)
     held: tuple[str, ...] = ()
+    # where the history signal's past commits come from (None: the repository's own git);
+    # a tree exported from a commit names its git directory and commit
+    history: HistorySource | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.budget <= MAX_BUDGET:

@@ -1,0 +1,252 @@
+"""``excerpt bench session``: scripted sessions on a fixture repository, checked call by call.
+
+The fixture ``acme/bill`` is one commit of four files. The task names ``apply_late_fee`` (in
+``billing/fees.py``, whose lines 6-7 are the gold changed lines), so the sessions are known in
+advance: which searches each client's script makes, which files it reads, and when it stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import GIT_ENV, git, git_commit_all, write_tree
+from excerpt.cli import main
+from excerpt.core.tokens import TokenCounter
+from excerpt.evals.agent_records import AgentRunRecord, load_records
+from excerpt.evals.session.arms import ARMS, run_sessions
+from excerpt.evals.session.excerpt_arm import PackAnswer, Region, RetrieveAnswer
+from excerpt.evals.session.ledger import Evidence
+from excerpt.evals.session.report import pair_problems, summarise
+from excerpt.evals.session.terms import search_plan
+from excerpt.evals.session.workspace import Corpus
+from excerpt.mcp.clients import ClientProfile
+
+REPO = "acme/bill"
+FEES = '''"""Late fees."""
+
+
+def apply_late_fee(invoice, days):
+    """Add the late fee to an overdue invoice."""
+    if days > 30:
+        invoice.total += 5
+    return invoice
+'''
+FILES = {
+    "billing/fees.py": FEES,
+    "billing/invoice.py": "class Invoice:\n    def __init__(self):\n        self.total = 0\n",
+    "tests/test_fees.py": "from billing.fees import apply_late_fee\n\n\ndef test_fee():\n"
+    "    assert apply_late_fee\n",
+    "README.md": "Billing.\n",
+}
+TASK = "apply_late_fee charges the fee after 30 days\n\nThe fee should start on day 31."
+GOLD = {"billing/fees.py": [[6, 7]]}
+
+
+class NoPacks:
+    """A baseline never asks for a pack."""
+
+    def pack(self, profile: ClientProfile, *, fill: bool, exclude: tuple[str, ...]) -> PackAnswer:
+        raise AssertionError("a baseline asked for a pack")
+
+    def retrieve(self, profile: ClientProfile, handles: tuple[str, ...]) -> RetrieveAnswer:
+        raise AssertionError("a baseline asked for a retrieval")
+
+
+class OnePack:
+    """A pack that serves the gold function whole."""
+
+    text = "# Context pack\n```python\n" + FEES + "```\n"
+
+    def pack(self, profile: ClientProfile, *, fill: bool, exclude: tuple[str, ...]) -> PackAnswer:
+        region = Region(handle="billing/fees.py#L1-L8@00", path="billing/fees.py",
+                        start_line=1, end_line=8)  # fmt: skip
+        return PackAnswer(text=self.text, served=(region,), offered=())
+
+    def retrieve(self, profile: ClientProfile, handles: tuple[str, ...]) -> RetrieveAnswer:
+        raise AssertionError("nothing was offered")
+
+
+def sessions(packs: Any, arms: tuple[str, ...], overhead: int = 0) -> dict[str, Any]:
+    corpus = Corpus({p: t.encode() for p, t in FILES.items()})
+    evidence = Evidence.of(GOLD, corpus.paths)
+    chosen = tuple(a for a in ARMS if a.name in arms)
+    return run_sessions(
+        TASK, corpus, evidence, packs, arms=chosen, cap=150_000,
+        overhead={"claude": overhead, "codex": overhead}, count=TokenCounter(),
+    )  # fmt: skip
+
+
+def test_task_identifiers_are_searched_before_keywords() -> None:
+    plan = search_plan("<!-- template -->`Cart.add_item` fails in cart.py:12\n\nmerge_lines breaks")
+    assert [(t.text, t.kind) for t in plan.terms][:3] == [
+        ("add_item", "identifier"), ("merge_lines", "identifier"), ("fails", "keyword"),
+    ]  # fmt: skip
+    assert [(p.path, p.line) for p in plan.places] == [("cart.py", 12)]
+    assert "template" not in [t.text for t in plan.terms]
+
+
+def test_claude_baseline_greps_then_reads_the_matching_files() -> None:
+    s = sessions(NoPacks(), ("claude-baseline",))["claude-baseline"]
+    calls = [(c.tool, c.arguments) for c in s.calls]
+    assert calls == [
+        ("Grep", {"pattern": "apply_late_fee", "output_mode": "files_with_matches"}),
+        ("Grep", {"pattern": "apply_late_fee", "output_mode": "content", "-n": True, "-C": 2}),
+        ("Read", {"file_path": "billing/fees.py"}),
+    ]
+    # the content search already shows line 6; the Read shows line 7 and ends the session
+    assert [c.new_gold_lines for c in s.calls] == [0, 1, 1]
+    count = TokenCounter()
+    listing = "Found 2 files\nbilling/fees.py\ntests/test_fees.py"
+    assert s.calls[0].tokens == count(listing)
+    assert s.tokens_to_first_gold == s.calls[0].tokens + s.calls[1].tokens
+    assert s.tokens_to_all_gold == sum(c.tokens for c in s.calls)
+    assert s.recall == 1.0
+
+
+def test_codex_baseline_runs_rg_then_sed_windows() -> None:
+    s = sessions(NoPacks(), ("codex-baseline",))["codex-baseline"]
+    assert [c.arguments["cmd"] for c in s.calls] == [
+        "rg -n apply_late_fee",
+        "sed -n '1,8p' billing/fees.py",
+    ]
+    assert s.tokens_to_first_gold == s.tokens_to_all_gold == sum(c.tokens for c in s.calls)
+    # the rg output shows only lines 1 and 4 of fees.py (no gold) and the test file
+    assert s.calls[0].new_gold_lines == 0
+    assert s.irrelevant_bytes == sum(c.bytes - c.gold_bytes for c in s.calls) > 0
+
+
+def test_excerpt_arm_pays_its_tool_definitions_every_turn() -> None:
+    s = sessions(OnePack(), ("claude-excerpt",), overhead=100)["claude-excerpt"]
+    assert [c.tool for c in s.calls] == ["mcp__excerpt__context_pack"]
+    # the request that asked for the pack and the one that carried it, each with the list
+    assert s.tokens_to_all_gold == TokenCounter()(OnePack.text) + 2 * 100
+    assert s.overhead_tokens_per_turn == 100
+
+
+def test_a_session_stops_at_the_cap() -> None:
+    corpus = Corpus({p: t.encode() for p, t in FILES.items()})
+    arm = next(a for a in ARMS if a.name == "claude-baseline")
+    s = run_sessions(
+        TASK, corpus, Evidence.of(GOLD, corpus.paths), NoPacks(), arms=(arm,), cap=5,
+        overhead={"claude": 0, "codex": 0}, count=TokenCounter(),
+    )["claude-baseline"]  # fmt: skip
+    assert len(s.calls) == 1 and not s.reached_all
+    assert s.censored(s.tokens_to_all_gold) == max(s.charged, 5)
+
+
+def _row(**changes: Any) -> dict[str, Any]:
+    base = {"task": "t1", "tree_sha256": "a" * 64, "tokenizer": "o200k", "cap": 10, "evidence": 2,
+            "tokens_to_first_gold_censored": 1, "tokens_to_all_gold_censored": 2,
+            "recall_at_cap": 1.0, "irrelevant_bytes": 3, "tool_calls": 1, "reached_all": True,
+            "overhead_tokens_per_turn": 0}  # fmt: skip
+    arms = {"claude-baseline": base, "claude-excerpt": {**base, **changes}}
+    return {"instance_id": "t1", "repo": REPO, "language": "python", "sessions": arms}
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"tree_sha256": "b" * 64}, "arms differ in tree_sha256"),
+        ({"cap": 11}, "arms differ in cap"),
+        ({"evidence": 3}, "arms differ in evidence"),
+        ({"tokenizer": "cl100k"}, "arms differ in tokenizer"),
+    ],
+    ids=["tree", "cap", "denominator", "tokenizer"],
+)
+def test_a_pair_that_breaks_integrity_is_excluded(changes: dict[str, Any], reason: str) -> None:
+    row = _row(**changes)
+    assert pair_problems(row) == [reason]
+    report = summarise([row, {**_row(), "instance_id": "t2"}], ["claude-baseline"], 10)
+    assert report["n"] == 1
+    assert report["pairs_excluded"] == [{"instance_id": "t1", "reasons": [reason]}]
+
+
+def test_a_pair_without_gold_lines_in_the_tree_is_excluded() -> None:
+    row = _row()
+    for s in row["sessions"].values():
+        s["evidence"] = 0
+    assert pair_problems(row) == ["the tree holds none of the gold changed lines"]
+
+
+def test_a_scripted_record_needs_its_session() -> None:
+    doc = json.loads(Path(__file__).parent.joinpath("data", "scripted_record.json").read_text(
+        encoding="utf-8"))  # fmt: skip
+    AgentRunRecord.model_validate(doc)
+    with pytest.raises(ValueError, match="session"):
+        AgentRunRecord.model_validate({**doc, "session": None})
+
+
+# -- the CLI on a git fixture: live, recorded, replayed ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("bill")
+    repo = write_tree(root / "repo", FILES)
+    git(repo, "init", "-q", "-b", "main")
+    git_commit_all(repo)
+    head = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, check=True,
+        env=GIT_ENV, text=True,
+    ).stdout.strip()  # fmt: skip
+    task = {"instance_id": "bill-1", "repo": REPO, "base_commit": head,
+            "problem_statement": TASK, "gold_files": ["billing/fees.py"],
+            "gold_changed_lines": GOLD}  # fmt: skip
+    data = root / "tasks.jsonl"
+    data.write_text(json.dumps(task) + "\n", encoding="utf-8")
+    return data, repo / ".git"
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_replay_equals_live(dataset: tuple[Path, Path], tmp_path: Path) -> None:
+    data, git_dir = dataset
+    live, rec, again = tmp_path / "live", tmp_path / "rec", tmp_path / "again"
+    spec = f"{REPO}={git_dir}"
+    code, _, err = run_cli("bench", "session", "--dataset", str(data), "--git-dir", spec,
+                           "--out", str(live), "--record", str(rec))  # fmt: skip
+    assert code == 0, err
+    code, _, err = run_cli("bench", "session", "--dataset", str(data), "--replay", str(rec),
+                           "--out", str(again))  # fmt: skip
+    assert code == 0, err
+    for name in ("report.json", "sessions.jsonl", "report.md"):
+        assert (live / name).read_bytes() == (again / name).read_bytes(), name
+    report = json.loads((live / "report.json").read_text(encoding="utf-8"))
+    assert set(report["arms"]) == {a.name for a in ARMS}
+    assert report["arms"]["claude-excerpt"]["overhead_tokens_per_turn"] > 0
+    assert report["arms"]["claude-baseline"]["overhead_tokens_per_turn"] == 0
+    records = load_records(live / "sessions.jsonl")
+    assert len(records) == len(ARMS)
+    assert {r.record_class for r in records} == {"scripted"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--arms", "claude-nothing"), "no arm named"),
+        (("--cap", "0"), "--cap"),
+        (("--replay", "/nonexistent-recording"), "no recording"),
+    ],
+    ids=["unknown-arm", "zero-cap", "missing-recording"],
+)
+def test_bad_input_is_a_usage_error(
+    dataset: tuple[Path, Path], tmp_path: Path, extra: tuple[str, ...], message: str
+) -> None:
+    data, _ = dataset
+    code, _, err = run_cli("bench", "session", "--dataset", str(data), "--out",
+                           str(tmp_path / "o"), *extra)  # fmt: skip
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err

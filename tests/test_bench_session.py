@@ -221,7 +221,7 @@ def test_replay_equals_live(dataset: tuple[Path, Path], tmp_path: Path) -> None:
     code, _, err = run_cli("bench", "session", "--dataset", str(data), "--replay", str(rec),
                            "--out", str(again))  # fmt: skip
     assert code == 0, err
-    for name in ("report.json", "sessions.jsonl", "report.md"):
+    for name in ("report.json", "sessions.jsonl", "report.md", "details.jsonl"):
         assert (live / name).read_bytes() == (again / name).read_bytes(), name
     report = json.loads((live / "report.json").read_text(encoding="utf-8"))
     assert set(report["arms"]) == {a.name for a in ARMS}

@@ -131,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
     report["tools"] = {"selection": args.tools, "overhead_tokens_per_turn": overhead}
     (args.out / "report.json").write_text(to_json(report), encoding="utf-8")
     (args.out / "report.md").write_text(render_report(report), encoding="utf-8")
+    with (args.out / "details.jsonl").open("w", encoding="utf-8") as fh:
+        for row in rows:  # every call of every session, with the gold lines it showed
+            fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
     with (args.out / "sessions.jsonl").open("w", encoding="utf-8") as fh:
         for record in session_records(rows):
             fh.write(json.dumps(record.to_dict(), sort_keys=True, ensure_ascii=False) + "\n")

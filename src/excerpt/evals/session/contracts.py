@@ -2,6 +2,23 @@
 limits copied from the pinned clients (Claude Code 2.1.332, Codex 0.171.0), each with where it
 comes from. Pure: rows in, the exact text and the lines it shows out.
 
+Where each figure comes from, and how sure it is:
+
+- Read's 2,000 lines from the start, its cut of lines longer than 2,000 characters and its
+  ``cat -n``-style numbered gutter are what Claude Code's Read tool description tells the
+  model; the gutter's exact form (a number right-aligned in six columns, then ``→``) and the
+  empty-file reminder are as Claude Code 2.x prints them, not yet compared byte for byte with
+  a recorded 2.1.332 result.
+- Grep's output is ripgrep's (``path:line:text``, ``path-line-text`` for context, ``--``
+  between groups) behind Claude Code's ``Found N files`` header; its 250-entry default
+  ``head_limit`` is an assumption, unverified against 2.1.332.
+- Codex 0.171 keeps a tool result whole up to 1.2 x its truncation policy, 10,000 tokens of
+  4 bytes for OpenAI's models (48,000 bytes, measured for MCP results by the real-client
+  tests, ``excerpt.mcp.clients``), and cuts it in the middle past that; the same policy is
+  taken for shell output. Its ``Wall time … Output:`` framing of an MCP result is measured;
+  the ``Exit code`` line of a shell result is assumed. Wall time is fixed here, so sessions
+  are deterministic.
+
 A row is one line of a file a tool prints: ``(path, line, text, match)``; ``match`` false for
 a context line. Every formatter returns the text and, for each file line the text shows, the
 bytes that line took in it (what ``Ledger.charge`` attributes to gold files or not).
@@ -40,9 +57,9 @@ CLAUDE_GREP_HEAD_LIMIT = 250
 # Claude Code: Read's default limit (lines from the offset) and the characters a line keeps
 CLAUDE_READ_LIMIT = 2000
 CLAUDE_READ_LINE_CHARS = 2000
-# Codex: bytes of a command's output the model receives (its truncation policy for a
-# model it knows, 10,000 tokens of about 4 bytes, kept as head and tail)
-CODEX_OUTPUT_BYTES = 40_000
+# Codex: bytes of a command's output the model receives whole (1.2 x 10,000 tokens of 4
+# bytes, its policy for OpenAI's models); past it, head and tail are kept
+CODEX_OUTPUT_BYTES = 48_000
 
 
 EMPTY_FILE = "Warning: the file exists but the contents are empty."

@@ -1191,6 +1191,26 @@ def _fake_mcp() -> int:
     return 0
 
 
+def excerpt_definition_bytes(client: str, body: dict[str, Any]) -> dict[str, int]:
+    """What of one model request is excerpt's tool definitions, in UTF-8 bytes of its JSON:
+    ``listed``, the definitions in the request's ``tools`` (sent with every request), and
+    ``loaded``, those a tool search brought into the conversation (sent once, then held in
+    the history). Both clients defer MCP tools: before a search, only names (Claude Code)
+    or the server's instructions (Codex) are in the system text, which this does not count."""
+    prefix = f"mcp__{SERVER}"
+
+    def size(items: list[Any]) -> int:
+        return sum(len(json.dumps(t, ensure_ascii=False).encode()) for t in items)
+
+    tools = [t for t in body.get("tools", []) if isinstance(t, dict)]
+    listed = [t for t in tools if str(t.get("name", "")).startswith(prefix)]
+    loaded: list[Any] = []
+    for item in body.get("input", []) if client == "codex" else []:
+        if isinstance(item, dict) and item.get("type") == "tool_search_output":
+            loaded += [t for t in item.get("tools", []) if str(t.get("name", "")) == prefix]
+    return {"listed": size(listed), "loaded": size(loaded)}
+
+
 def fake_server_command() -> list[str]:
     """The command of the fake MCP server, for ``forwarded_tool_results(server_command=)``."""
     return [sys.executable, str(Path(__file__).resolve()), "fake-mcp"]

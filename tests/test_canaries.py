@@ -138,7 +138,7 @@ async def _mcp_surfaces(repo: Path, cache: Path, handles: list[str]) -> list[tup
         ("gate_check", {}),
         ("gate_check", {"format": "json"}),
     ]
-    async with Client(build_server(repo, cache)) as client:
+    async with Client(build_server(repo, cache, tools="all")) as client:
         for name, args in calls:
             result = await client.call_tool(name, args)
             text = "".join(c.text for c in result.content if isinstance(c, TextContent))

@@ -22,7 +22,7 @@ LOG = "\n".join(
 
 def _calls(repo: Path, cache: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     async def go() -> list[Any]:
-        async with Client(build_server(repo, cache)) as client:
+        async with Client(build_server(repo, cache, tools="all")) as client:
             return [await client.call_tool(name, args) for name, args in calls]
 
     return anyio.run(go)

@@ -180,7 +180,8 @@ def session(
 
     async def go() -> T:
         with anyio.fail_after(60):
-            async with Client(build_server(repo, cache), client_info=info, mode="legacy") as c:
+            server = build_server(repo, cache, tools="all")
+            async with Client(server, client_info=info, mode="legacy") as c:
                 return await body(c)
 
     return anyio.run(go)
@@ -285,7 +286,10 @@ def test_mcp_check_reports_a_serving_server_and_names_a_bad_repository(
     repos, _ = fixtures
     assert main(["mcp", "--repo", str(repos["go_svc"]), "--check"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"excerpt mcp serves {len(TOOLS)} tools on ") and "context_pack" in out
+    assert out.startswith("excerpt mcp serves 3 tools on ") and "context_pack" in out
+    assert main(["mcp", "--repo", str(repos["go_svc"]), "--check", "--tools", "all"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"excerpt mcp serves {len(TOOLS)} tools on ") and "gate_check" in out
     missing = str(tmp_path / "missing")
     assert main(["mcp", "--repo", missing, "--check"]) == 3
     err = capsys.readouterr().err

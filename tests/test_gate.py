@@ -507,7 +507,7 @@ def test_the_mcp_tool_gives_the_model_the_verdict_as_text_and_programs_the_repor
     root = repo({"app/keys.py": f'K = "{key}"\n'})
 
     async def calls() -> list[object]:
-        async with Client(build_server(root, tmp_path / "cache")) as client:
+        async with Client(build_server(root, tmp_path / "cache", tools="all")) as client:
             text = await client.call_tool("gate_check", {})
             machine = await client.call_tool("gate_check", {"format": "json"})
             bad = await client.call_tool("gate_check", {"range": "HEAD..nowhere"})

@@ -114,7 +114,7 @@ def mcp_call(repo: Path, cache: Path, calls: list[tuple[str, dict[str, Any]]]) -
 
     async def go() -> list[Any]:
         with anyio.fail_after(60):
-            async with Client(build_server(repo, cache)) as client:
+            async with Client(build_server(repo, cache, tools="all")) as client:
                 return [await client.call_tool(name, args) for name, args in calls]
 
     return anyio.run(go)

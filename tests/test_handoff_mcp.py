@@ -24,7 +24,7 @@ def calls(repo: Path, cache: Path, *steps: tuple[str, Any]) -> list[CallToolResu
 
     async def go() -> list[CallToolResult]:
         results: list[CallToolResult] = []
-        async with Client(build_server(repo, cache)) as client:
+        async with Client(build_server(repo, cache, tools="all")) as client:
             for name, args in steps:
                 given = args(results) if callable(args) else args
                 results.append(await client.call_tool(name, given))

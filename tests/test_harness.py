@@ -1467,7 +1467,7 @@ def test_mcp_harness_infer_returns_structured_setup_and_validate(tmp_path: Path)
 
     async def go() -> tuple[Any, Any, Any]:
         with anyio.fail_after(30):
-            async with Client(build_server(repo, tmp_path / "cache")) as client:
+            async with Client(build_server(repo, tmp_path / "cache", tools="all")) as client:
                 return (
                     await client.call_tool("harness_infer", {}),
                     await client.call_tool("harness_infer", {"use_ci": False}),

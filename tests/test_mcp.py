@@ -46,7 +46,7 @@ from pydantic import FileUrl
 from conftest import git_commit_all, tree_snapshot, write_tree
 from excerpt.cli import main
 from excerpt.deliver import MIN_BUDGET, PLAN_SHARE
-from excerpt.mcp import build_server
+from excerpt.mcp import CORE_TOOLS, build_server
 from excerpt.pack import pack_schema
 
 T = TypeVar("T")
@@ -187,15 +187,17 @@ ServerTarget = MCPServer | StdioServerParameters
 
 
 def in_process(repo: Path, cache: Path) -> MCPServer:
-    """The server ``excerpt mcp --repo REPO`` runs, with its cache, for the in-memory client."""
-    return build_server(repo, cache)
+    """The server ``excerpt mcp --tools all --repo REPO`` runs, with its cache, for the
+    in-memory client."""
+    return build_server(repo, cache, tools="all")
 
 
 def over_stdio(repo: Path, cache: Path) -> StdioServerParameters:
-    """``excerpt mcp --repo REPO`` as a subprocess, its cache given as ``EXCERPT_CACHE_DIR``."""
+    """``excerpt mcp --tools all --repo REPO`` as a subprocess, its cache given as
+    ``EXCERPT_CACHE_DIR``."""
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "excerpt", "mcp", "--repo", str(repo)],
+        args=["-m", "excerpt", "mcp", "--tools", "all", "--repo", str(repo)],
         env={**os.environ, "EXCERPT_CACHE_DIR": str(cache)},
     )
 
@@ -281,7 +283,7 @@ class RawServer:
     def __init__(self, repo: Path, cache: Path, stderr_path: Path) -> None:
         self._stderr = stderr_path.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "excerpt", "mcp", "--repo", str(repo)],
+            [sys.executable, "-m", "excerpt", "mcp", "--tools", "all", "--repo", str(repo)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -457,10 +459,13 @@ def test_tools_list_gives_read_only_tools_with_closed_described_schemas(
         by_name = {t.name: t.input_schema["properties"] for t in tools}
         assert by_name["context_pack"]["format"]["enum"] == ["md", "json"]
         budget = by_name["context_pack"]["budget"]
-        assert budget["default"] is None  # the client's own default
-        assert [b.get("minimum") for b in budget["anyOf"]] == [MIN_BUDGET, None]
-        assert by_name["context_pack"]["task"]["maxLength"] == 200_000
-        assert by_name["context_retrieve"]["handles"]["maxItems"] < 10_000
+        # optional: leaving it out asks for the client's own default, so no null is listed
+        assert "default" not in budget and "anyOf" not in budget
+        assert (budget["type"], budget["minimum"]) == ("integer", MIN_BUDGET)
+        # a bound no model meets is enforced by the argument gate, not listed every turn
+        assert "maxLength" not in by_name["context_pack"]["task"]
+        assert by_name["context_retrieve"]["handles"]["maxItems"] < 1000
+        assert not any("title" in p for props in by_name.values() for p in props.values())
 
     assert instructions and "context_pack" in instructions
     exposed = json.dumps(
@@ -1111,7 +1116,7 @@ def run_inspector(binary: str, args: list[str], tmp_path: Path) -> subprocess.Co
     )
 
 
-def test_the_mcp_inspector_lists_the_tools_with_their_hints(
+def test_the_mcp_inspector_lists_the_core_tools_by_default_with_their_hints(
     inspector: str, make_repo: Callable[..., Path], cache_dir: Path, tmp_path: Path
 ) -> None:
     repo = make_repo(SHOP)
@@ -1133,7 +1138,7 @@ def test_the_mcp_inspector_lists_the_tools_with_their_hints(
     )
     assert proc.returncode == 0, proc.stderr
     tools = json.loads(proc.stdout)["tools"]
-    assert sorted(t["name"] for t in tools) == sorted(TOOLS)
+    assert [t["name"] for t in tools] == list(CORE_TOOLS)
     for tool in tools:
         assert tool["inputSchema"]["additionalProperties"] is False
         assert tool["annotations"] == {

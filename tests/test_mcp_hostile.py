@@ -166,7 +166,8 @@ def live(shop: tuple[Path, Path]) -> Iterator[Live]:
             name: stack.enter_context(
                 portal.wrap_async_context_manager(
                     Client(
-                        build_server(repo if name in IN_GIT else plain, cache / name), mode="legacy"
+                        build_server(repo if name in IN_GIT else plain, cache / name, tools="all"),
+                        mode="legacy",
                     )
                 )
             )
@@ -198,7 +199,7 @@ class Wire:
         self._portal_cm = start_blocking_portal()
         portal = self._portal_cm.__enter__()
         self.served: Future[None] = portal.start_task_soon(
-            serve_pipes, build_server(repo, cache), self._stdin, self._stdout
+            serve_pipes, build_server(repo, cache, tools="all"), self._stdin, self._stdout
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.arrived: dict[str, float] = {}  # when the last answer to an id was read
@@ -823,7 +824,7 @@ def process(shop: tuple[Path, Path], tmp_path: Path) -> Iterator[Callable[..., P
         argv = ["-c", _HANGING] if hanging else ["-m", "excerpt"]
         logs.append((tmp_path / f"stderr-{len(started)}.txt").open("wb"))
         proc = subprocess.Popen(
-            [sys.executable, *argv, "mcp", "--repo", str(repo)],
+            [sys.executable, *argv, "mcp", "--tools", "all", "--repo", str(repo)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=logs[-1],

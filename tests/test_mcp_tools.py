@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 
 from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
-from excerpt.mcp import build_server
+from excerpt.mcp import CORE_TOOLS, build_server, listed_definitions
 from excerpt.mcp.clients import profile_for
 from excerpt.pack.prepare import MAX_BUDGET as PACK_MAX_BUDGET
 from excerpt.pack.prepare import PackRequest
@@ -27,7 +27,7 @@ SNAPSHOT = Path(__file__).parent / "snapshots" / "mcp_tools.json"
 
 def listed(repo: Path, cache: Path) -> dict[str, Any]:
     async def go() -> dict[str, Any]:
-        async with Client(build_server(repo, cache)) as client:
+        async with Client(build_server(repo, cache, tools="all")) as client:
             tools = (await client.list_tools()).tools
             return {
                 "instructions": client.instructions,
@@ -51,7 +51,7 @@ def test_tool_list_matches_the_recorded_snapshot(tmp_path: Path) -> None:
 def test_every_budget_in_the_tool_schemas_has_the_library_limits(tmp_path: Path) -> None:
     tools = listed(tmp_path, tmp_path / "cache")["tools"]
     budgets = {
-        name: tool["input_schema"]["properties"]["budget"]["anyOf"][0]
+        name: tool["input_schema"]["properties"]["budget"]
         for name, tool in tools.items()
         if "budget" in tool["input_schema"]["properties"]
     }
@@ -61,6 +61,41 @@ def test_every_budget_in_the_tool_schemas_has_the_library_limits(tmp_path: Path)
     for name, budget in budgets.items():
         assert (budget["minimum"], budget["maximum"]) == (MIN_BUDGET, MAX_BUDGET), name
     assert PACK_MAX_BUDGET == MAX_BUDGET
+
+
+def test_the_default_listing_is_the_core_tools_within_6000_bytes(tmp_path: Path) -> None:
+    core, every = listed_definitions("core", tmp_path), listed_definitions("all", tmp_path)
+    assert [t["name"] for t in json.loads(core)["tools"]] == list(CORE_TOOLS)
+    assert len(json.loads(every)["tools"]) == 11
+    # what a client that does not defer tools sends on every model turn
+    assert len(core.encode("utf-8")) <= 6000 < len(every.encode("utf-8"))
+    for tool in json.loads(every)["tools"]:  # one sentence that says when to call it
+        assert tool["description"].startswith("Call "), tool["name"]
+        assert tool["description"].count(". ") == 0, tool["name"]
+
+
+def test_a_core_server_refuses_the_unlisted_tools_and_the_gate_keeps_unlisted_bounds(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
+
+    async def go() -> list[tuple[bool, str]]:
+        async with Client(build_server(tmp_path, tmp_path / "cache")) as client:
+            out = []
+            for name, args in (
+                ("gate_check", {}),
+                ("context_pack", {"task": "x" * 200_001}),
+                ("context_retrieve", {"handles": ["a.py#L1-L1"] * 201}),
+            ):
+                result = await client.call_tool(name, args)
+                text = "".join(getattr(c, "text", "") for c in result.content)
+                out.append((result.is_error is True, text))
+            return out
+
+    (gate, gate_text), (long_task, task_text), (many, many_text) = anyio.run(go)
+    assert gate and "gate_check" in gate_text
+    assert long_task and "task" in task_text
+    assert many and "handles" in many_text
 
 
 def test_the_default_budget_is_the_same_for_library_and_clients() -> None:
@@ -74,7 +109,7 @@ def test_risk_classify_without_exactly_one_input_names_the_tool_s_own_fields(
     tmp_path: Path, args: dict[str, Any]
 ) -> None:
     async def go() -> tuple[bool, str]:
-        async with Client(build_server(tmp_path, tmp_path / "cache")) as client:
+        async with Client(build_server(tmp_path, tmp_path / "cache", tools="all")) as client:
             result = await client.call_tool("risk_classify", args)
             return result.is_error is True, "".join(getattr(c, "text", "") for c in result.content)
 

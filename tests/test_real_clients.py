@@ -3,8 +3,9 @@
 The clients are the pinned npm releases that ``.ci/run`` installs under ``.ci/node/clients``;
 the model is the stub of ``real_clients`` (no network: each run is in its own network
 namespace with only loopback). One client run makes several tool calls in a row, so each
-client runs twice: once against excerpt (context_pack in md and json, context_plan,
-context_retrieve) and once against a fake server with fixed results, the positive control
+client runs three times: against excerpt's default tools (context_pack in md and json,
+context_plan, context_retrieve), against ``--tools all`` (gate_check), and against a fake
+server with fixed results, the positive control
 that shows the truncation markers are the right ones and what the client forwards for each
 result shape. Locally the tests skip when the clients or namespaces are missing; under
 ``CI`` they fail instead.
@@ -36,6 +37,7 @@ from real_clients import (
     Forwarded,
     Run,
     ToolCall,
+    excerpt_definition_bytes,
     fake_server_command,
     forwarded_tool_results,
     truncation_markers,
@@ -111,7 +113,8 @@ def embedded_json(text: str) -> Any:
 def excerpt_run(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ExcerptRun]:
-    """One run of a client that calls context_pack (md, json), context_plan, context_retrieve."""
+    """One run of a client that calls context_pack (md, json), context_plan and
+    context_retrieve on the server as the README registers it (the core tools)."""
     client: Client = request.param
     require(client)
     root = tmp_path_factory.mktemp(f"real-{client}")
@@ -119,8 +122,6 @@ def excerpt_run(
     git_commit_all(repo)
     pack = cli_pack(repo, root / "cli-cache")  # its own cache: the client's run starts cold
     handle = pack["items"][0]["handle"]
-    write_tree(repo, {"deploy/.env": "TOKEN=1\n"})  # staged for gate_check
-    git(repo, "add", "deploy/.env")
     calls = [
         ToolCall("context_pack", {"task": TASK, "budget": BUDGET}),
         ToolCall("context_pack", {"task": TASK, "budget": BUDGET, "format": "json"}),
@@ -128,10 +129,30 @@ def excerpt_run(
         ToolCall("context_retrieve", {"handles": [handle]}),
         # no budget: the client's own default, known from the clientInfo it sent
         ToolCall("context_pack", {"task": TASK, "format": "json"}),
-        ToolCall("gate_check", {}),
     ]
     run = forwarded_tool_results(client, repo, root / "cache", calls, timeout=RUN_TIMEOUT)
     yield ExcerptRun(client, run, pack)
+
+
+@pytest.fixture(scope="module", params=CLIENTS)
+def all_tools_run(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ExcerptRun]:
+    """One run of a client against ``excerpt mcp --tools all``: gate_check on a staged
+    secret, then context_pack."""
+    client: Client = request.param
+    require(client)
+    root = tmp_path_factory.mktemp(f"real-all-{client}")
+    repo = write_tree(root / "shop", SHOP)
+    git_commit_all(repo)
+    write_tree(repo, {"deploy/.env": "TOKEN=1\n"})  # staged for gate_check
+    git(repo, "add", "deploy/.env")
+    server = [sys.executable, "-m", "excerpt", "mcp", "--tools", "all", "--repo", str(repo)]
+    calls = [ToolCall("gate_check", {}), ToolCall("context_pack", {"task": TASK, "budget": BUDGET})]
+    run = forwarded_tool_results(
+        client, repo, root / "cache", calls, timeout=RUN_TIMEOUT, server_command=server
+    )
+    yield ExcerptRun(client, run, {})
 
 
 @pytest.fixture(scope="module", params=CLIENTS)
@@ -230,8 +251,8 @@ def test_context_retrieve_reaches_the_model_verbatim_and_within_the_budget(
 
 
 @pytest.mark.timeout(300)
-def test_gate_check_reaches_the_model_as_the_verdict_text(excerpt_run: ExcerptRun) -> None:
-    forwarded = excerpt_run.call(5)
+def test_gate_check_reaches_the_model_as_the_verdict_text(all_tools_run: ExcerptRun) -> None:
+    forwarded = all_tools_run.call(0)
     assert forwarded.text.startswith("excerpt gate: FAIL — staged change against HEAD")
     assert "FAIL  Secret safety" in forwarded.text and "deploy/.env" in forwarded.text
     assert forwarded.truncation_markers() == []
@@ -239,6 +260,27 @@ def test_gate_check_reaches_the_model_as_the_verdict_text(excerpt_run: ExcerptRu
     content = forwarded.server_result.get("content") or []
     assert [c.get("type") for c in content] == ["text"]
     assert forwarded.text == content[0]["text"]
+
+
+@pytest.mark.timeout(300)
+def test_what_the_client_sends_of_excerpts_definitions_stays_within_6000_bytes(
+    excerpt_run: ExcerptRun, all_tools_run: ExcerptRun
+) -> None:
+    """Being installed costs each model request what the client sends of the tool
+    definitions: the core tools' stay within 6,000 bytes on every request, the full list's
+    are larger, and each tool the stub called was offered in full (the deferred search
+    found it)."""
+    for run, bound in ((excerpt_run, 6000), (all_tools_run, None)):
+        sizes = [
+            excerpt_definition_bytes(run.client, r["body"])
+            for r in run.run.requests
+            if isinstance(r.get("body"), dict)
+        ]
+        per_request = max(s["listed"] + s["loaded"] for s in sizes)
+        assert per_request > 0, "no excerpt definition ever reached the model"
+        if bound is not None:
+            assert per_request <= bound, sizes
+    assert all_tools_run.call(1).text.startswith("#")  # a pack after gate_check, as md
 
 
 # --------------------------------------------------------------------------- the clients

@@ -279,7 +279,7 @@ async def _every_tool(repo: Path, cache: Path) -> list[bool]:
 
     from excerpt.mcp.server import build_server
 
-    async with Client(build_server(repo, cache)) as client:
+    async with Client(build_server(repo, cache, tools="all")) as client:
         return [(await client.call_tool(n, a)).is_error is not True for n, a in MCP_CALLS]
 
 

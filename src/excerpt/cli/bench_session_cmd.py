@@ -92,10 +92,10 @@ def run(args: argparse.Namespace) -> int:
     from excerpt.cli.bench_cmd import _git_dirs
     from excerpt.core.tokens import TokenCounter
     from excerpt.evals.bench import load_tasks
-    from excerpt.evals.session.overhead import definitions_text
     from excerpt.evals.session.records import session_records
     from excerpt.evals.session.report import render_report, summarise
     from excerpt.evals.session.run import SessionRun, run_session_bench
+    from excerpt.mcp.server import listed_definitions
     from excerpt.render.progress import ProgressBar
     from excerpt.render.text import to_json
 
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         wanted = {r.strip() for r in args.repos.split(",")}
         tasks = [t for t in tasks if t.repo in wanted]
     tasks = tasks[: args.limit] if args.limit is not None else tasks
-    overhead = TokenCounter()(definitions_text(args.tools))
+    overhead = TokenCounter()(listed_definitions(args.tools))
     run_spec = SessionRun(cap=args.cap, overhead={"claude": overhead, "codex": overhead},
                           arms=arms, record=args.record, replay=args.replay)  # fmt: skip
     bar = ProgressBar(sys.stderr, "tasks") if sys.stderr.isatty() and not args.json else None

@@ -9,6 +9,8 @@ from typing import Any
 from excerpt.cli.common import command, complete_as
 from excerpt.errors import EnvironmentFault
 
+TOOL_SETS = ("core", "all")  # excerpt.mcp.server.TOOL_SETS, without importing the SDK here
+
 __all__ = ["register"]
 
 
@@ -18,18 +20,31 @@ def register(sub: Any) -> None:
         "mcp",
         help="serve excerpt's tools over MCP (stdio)",
         description="Serve excerpt's tools over MCP on stdin/stdout. With --check, start the "
-        "server in process instead, call it as a client would, and report whether it serves.",
+        "server in process instead, call it as a client would, and report whether it serves. "
+        "--tools core (the default) lists context_plan, context_pack and context_retrieve; "
+        "--tools all adds index_status, harness_infer, risk_classify, gate_check, "
+        "context_handoff, context_handoff_validate, context_compact and context_expand. A "
+        "client that does not defer tools sends every listed definition on every model turn.",
         examples=[
             (
                 'claude mcp add excerpt -- ~/excerpt/.venv/bin/excerpt mcp --repo "$PWD"',
                 "register the server with Claude Code for the current repository",
             ),
-            ("excerpt mcp --check --repo ~/src/shop", "see that it serves, without a client"),
+            (
+                "excerpt mcp --check --tools all --repo ~/src/shop",
+                "see that it serves every tool, and their definitions' size, without a client",
+            ),
         ],
     )
     complete_as(
         p.add_argument("--repo", default=".", metavar="DIR", help="repository directory"),
         "directory",
+    )
+    p.add_argument(
+        "--tools",
+        choices=TOOL_SETS,
+        default="core",
+        help="which tools to list: core (default: plan, pack, retrieve) or all",
     )
     p.add_argument(
         "--check",
@@ -45,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
     from excerpt.render.text import to_json
 
     if not args.check:
-        serve(args.repo)
+        serve(args.repo, tools=args.tools)
         return 0
-    report = check_server(args.repo)
+    report = check_server(args.repo, tools=args.tools)
     if args.json:
         sys.stdout.write(to_json(report))
         return 0 if report["ok"] else EnvironmentFault.exit_code
@@ -55,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         index = report["index"]
         sys.stdout.write(
             f"excerpt mcp serves {len(report['tools'])} tools on {index['files_indexed']} indexed"
-            f" files ({', '.join(report['tools'])}).\n"
+            f" files ({', '.join(report['tools'])}); their definitions and instructions take"
+            f" {report['definitions_bytes']:,} bytes.\n"
         )
     if not report["ok"]:
         raise EnvironmentFault(report["problem"])

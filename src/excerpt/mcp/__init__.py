@@ -9,6 +9,6 @@ than ``EXCERPT_MCP_DEADLINE`` seconds (default 120) is answered with an error wh
 server keeps answering others (``excerpt.mcp.calls``).
 """
 
-from excerpt.mcp.server import build_server, check_server, serve
+from excerpt.mcp.server import CORE_TOOLS, build_server, check_server, listed_definitions, serve
 
-__all__ = ["build_server", "check_server", "serve"]
+__all__ = ["CORE_TOOLS", "build_server", "check_server", "listed_definitions", "serve"]

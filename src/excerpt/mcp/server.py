@@ -5,13 +5,14 @@ argument gate in front of them, served over stdio by ``excerpt.mcp.wire``."""
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import re
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import anyio
 from mcp.server import MCPServer
@@ -29,7 +30,15 @@ from excerpt.mcp.session import ServedRepo
 from excerpt.mcp.tools import TOOLS
 from excerpt.mcp.wire import serve_stdio
 
-__all__ = ["build_server", "check_server", "serve"]
+__all__ = [
+    "CORE_TOOLS",
+    "TOOL_SETS",
+    "ToolSet",
+    "build_server",
+    "check_server",
+    "listed_definitions",
+    "serve",
+]
 
 log = logging.getLogger("excerpt.mcp")
 
@@ -37,11 +46,14 @@ READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 _INSTRUCTIONS = (
-    "excerpt finds the exact lines to read first for a task in this repository. Call "
-    "context_plan to see ranked files and a suggested budget, context_pack to get the "
-    "excerpts, and context_retrieve with a handle to re-read lines later (stale text is "
-    "refused)."
+    "excerpt finds the exact lines to read first for a task in this repository: call "
+    "context_pack with the task before searching, then context_retrieve with its handles."
 )
+ToolSet = Literal["core", "all"]
+TOOL_SETS: tuple[ToolSet, ...] = get_args(ToolSet)
+# The tools of the localization loop: what a session lists by default. Each listed tool's
+# definition rides along on every model turn of a client that does not defer tools.
+CORE_TOOLS = ("context_plan", "context_pack", "context_retrieve")
 
 
 class _ArgumentGate:
@@ -83,15 +95,20 @@ def _strict(model: type[BaseModel]) -> type[BaseModel]:
     return type(f"Strict{model.__name__}", (model,), {"model_config": config})
 
 
-def build_server(repo: str | Path, cache_dir: Path | None = None) -> MCPServer[ServedRepo]:
-    """The MCP server for one repository. A repository that cannot be served still gives a
-    server, whose every tool call answers with the problem."""
+def build_server(
+    repo: str | Path, cache_dir: Path | None = None, tools: ToolSet = "core"
+) -> MCPServer[ServedRepo]:
+    """The MCP server for one repository, listing the ``core`` tools (CORE_TOOLS) or
+    ``all`` of them. A repository that cannot be served still gives a server, whose every
+    tool call answers with the problem."""
+    if tools not in TOOL_SETS:
+        raise ValueError(f"tools must be one of {', '.join(TOOL_SETS)}, not {tools!r}")
     try:
         served = ServedRepo(resolve_root(repo), cache_dir)
     except ExcerptError as exc:
         served = ServedRepo(None, cache_dir, problem=exc.message)
-    tools = [_tool(fn) for fn in TOOLS]
-    gate = _ArgumentGate({t.name: _strict(t.fn_metadata.arg_model) for t in tools})
+    listed = [_tool(fn) for fn in TOOLS if tools == "all" or fn.__name__ in CORE_TOOLS]
+    gate = _ArgumentGate({t.name: _strict(t.fn_metadata.arg_model) for t in listed})
     instructions = _INSTRUCTIONS
     if served.problem:
         instructions = f"excerpt cannot serve this repository: {served.problem}. " + instructions
@@ -99,7 +116,7 @@ def build_server(repo: str | Path, cache_dir: Path | None = None) -> MCPServer[S
         name="excerpt",
         version=__version__,
         instructions=instructions,
-        tools=tools,
+        tools=listed,
         middleware=[Deadline(), gate],
         log_level="WARNING",
         lifespan=_serving(served),
@@ -114,8 +131,55 @@ def _tool(fn: Callable[..., Any]) -> Tool:
         annotations=READ_ONLY,
         structured_output=False,
     )
+    tool.parameters = _lean(tool.parameters)
     tool.parameters["additionalProperties"] = False
     return tool
+
+
+# Bounds a model never meets: the argument gate still enforces them, naming the field, but
+# listing them would cost every turn's context for nothing.
+_UNLISTED_BOUNDS = 1000
+
+
+def _lean(schema: dict[str, Any]) -> dict[str, Any]:
+    """A schema as it is listed: no titles (each repeats its property's name), an optional
+    ``X | None = None`` listed as ``X`` (leaving it out is how a client says None), and no
+    length bounds of ``_UNLISTED_BOUNDS`` or more."""
+    node = {k: v for k, v in schema.items() if k != "title"}
+    options = node.get("anyOf")
+    if isinstance(options, list) and node.get("default", ...) is None:
+        kept = [o for o in options if o != {"type": "null"}]
+        if len(kept) == 1 and isinstance(kept[0], dict):
+            del node["anyOf"], node["default"]
+            node = {**kept[0], **node}
+    for bound in ("maxLength", "maxItems"):
+        if isinstance(node.get(bound), int) and node[bound] >= _UNLISTED_BOUNDS:
+            del node[bound]
+    if isinstance(node.get("properties"), dict):
+        node["properties"] = {k: _lean(v) for k, v in node["properties"].items()}
+    for key in ("items", "additionalProperties"):
+        if isinstance(node.get(key), dict):
+            node[key] = _lean(node[key])
+    if isinstance(node.get("anyOf"), list):
+        node["anyOf"] = [_lean(o) if isinstance(o, dict) else o for o in node["anyOf"]]
+    return node
+
+
+def listed_definitions(tools: ToolSet = "core", repo: str | Path | None = None) -> str:
+    """What a client receives from ``excerpt mcp --tools TOOLS`` before any call, as
+    compact JSON: ``tools/list``'s tools and the server's instructions. Its size is what
+    being installed costs a client that sends every definition on every turn."""
+    from mcp import Client  # the client half of the SDK is needed only here
+
+    async def go() -> dict[str, Any]:
+        async with Client(build_server(repo or Path.cwd(), tools=tools)) as client:
+            listed = (await client.list_tools()).tools
+            return {
+                "tools": [t.model_dump(by_alias=True, exclude_none=True) for t in listed],
+                "instructions": client.instructions or "",
+            }
+
+    return json.dumps(anyio.run(go), separators=(",", ":"), ensure_ascii=False)
 
 
 def _serving(
@@ -130,17 +194,27 @@ def _serving(
     return lifespan
 
 
-def check_server(repo: str | Path, cache_dir: Path | None = None) -> dict[str, Any]:
-    """Start the server as a client would (in process) and report whether it serves: its
-    tools, and the repository indexed through ``index_status``, or the problem."""
+def check_server(
+    repo: str | Path, cache_dir: Path | None = None, tools: ToolSet = "core"
+) -> dict[str, Any]:
+    """Start the server as a client would (in process) and report whether it serves: the
+    tools it lists with ``tools`` and their definitions' size, and the repository indexed
+    through ``index_status`` (called on a server listing every tool), or the problem."""
     from mcp import Client  # the client half of the SDK is needed only here
 
+    definitions = listed_definitions(tools, repo)
+
     async def go() -> dict[str, Any]:
-        async with Client(build_server(repo, cache_dir)) as client:
-            tools = sorted(t.name for t in (await client.list_tools()).tools)
+        async with Client(build_server(repo, cache_dir, tools="all")) as client:
             status = await client.call_tool("index_status", {})
             text = "".join(c.text for c in status.content if isinstance(c, TextContent))
-            report: dict[str, Any] = {"ok": status.is_error is not True, "tools": tools}
+            listed = [t["name"] for t in json.loads(definitions)["tools"]]
+            report: dict[str, Any] = {
+                "ok": status.is_error is not True,
+                "tools": listed,
+                "tool_set": tools,
+                "definitions_bytes": len(definitions.encode("utf-8")),
+            }
             if status.is_error:  # the SDK's "Error executing tool …: " prefix is not ours
                 report["problem"] = re.sub(r"^Error executing tool \w+: ", "", text.strip())
             else:
@@ -150,11 +224,11 @@ def check_server(repo: str | Path, cache_dir: Path | None = None) -> dict[str, A
     return anyio.run(go)
 
 
-def serve(repo: str | Path, cache_dir: Path | None = None) -> None:
+def serve(repo: str | Path, cache_dir: Path | None = None, tools: ToolSet = "core") -> None:
     """Serve over stdio until the client closes the connection."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
     try:
         resolve_root(repo)
     except ExcerptError as exc:  # a client shows a server's stderr in its logs
         log.error("cannot serve the repository (every tool call will say so): %s", exc.message)
-    serve_stdio(build_server(repo, cache_dir))
+    serve_stdio(build_server(repo, cache_dir, tools))

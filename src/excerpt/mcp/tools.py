@@ -45,18 +45,17 @@ __all__ = [
 T = TypeVar("T")
 MAX_TASK = 200_000
 _BUDGET = (
-    "Hard limit, in UTF-8 bytes, on the whole result the model receives: excerpts, headers, "
-    "handles and the left-out summary (default: what this client passes on whole, "
-    f"{profile_for('codex-mcp-client').default_budget} for Codex, {DEFAULT_BUDGET} for Claude "
-    "Code and others). context_plan suggests one."
+    "Hard limit in UTF-8 bytes on the whole result (default: what this client passes on "
+    f"whole, {profile_for('codex-mcp-client').default_budget} for Codex, {DEFAULT_BUDGET} "
+    "for others)."
 )
 Task = Annotated[
     str,
     Field(
         min_length=1,
         max_length=MAX_TASK,
-        description="The task in plain words: an issue, a request, an error message or a CI "
-        "log. Stack traces and file:line references pin those lines.",
+        description="The task in plain words: an issue, a request, an error or a CI log "
+        "(stack traces and file:line references pin their lines).",
     ),
 ]
 Budget = Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description=_BUDGET)]
@@ -64,15 +63,14 @@ ChangedPaths = Annotated[
     list[Annotated[str, Field(max_length=4096)]] | None,
     Field(
         max_length=1000,
-        description="Paths changed so far, relative to the repository; ranked first.",
+        description="Repository-relative paths changed so far; ranked first.",
     ),
 ]
 Format = Annotated[
     Literal["md", "json"],
     Field(
-        description="md (default): Markdown for the model, the excerpts' source once, within "
-        "the budget. json: the machine form, the full excerpt.pack/v1 pack (every omission, "
-        "full hashes) as JSON; larger than the budget, for programs rather than models."
+        description="md (default) for the model; json: the full excerpt.pack/v1 document "
+        "for programs (larger than the budget)."
     ),
 ]
 Handles = Annotated[
@@ -86,18 +84,17 @@ Handles = Annotated[
 StopShort = Annotated[
     bool,
     Field(
-        description="Leave budget unused when every file left is unlikely to matter (below "
-        "the confidence floor), and say so (default false: fill the budget)."
+        description="Leave budget unused when every file left is below the confidence "
+        "floor, and say so (default: fill the budget)."
     ),
 ]
 Exclude = Annotated[
     list[Annotated[str, Field(max_length=8192)]] | None,
     Field(
         max_length=10_000,
-        description="Handles the agent already holds (from an earlier pack or a handoff's "
-        "evidence): while a handle's file is unchanged its lines are not sent again but "
-        "listed as already held, and the budget goes to the next regions; a changed file is "
-        "served again. Leave out when the client may have compacted its context.",
+        description="Handles already held from an earlier pack: their unchanged lines are "
+        "listed as held, not sent again, and the budget goes to the next regions. Leave out "
+        "after the client compacted its context.",
     ),
 ]
 UseCi = Annotated[
@@ -169,9 +166,8 @@ async def context_plan(
     changed_paths: ChangedPaths = None,
     format: Format = "md",
 ) -> CallToolResult:
-    """Rank the files and line ranges to read for a task, with reasons and byte sizes but
-    no source text. Cheap (its text takes at most a quarter of the budget): call it first
-    to see where the task lives and what budget a pack needs, then call context_pack."""
+    """Call when a pack's budget is in doubt: the files and line ranges a pack would
+    serve for the task, ranked with reasons and sizes, without source text."""
     root, first = session.root(roots), session.first_index()
     request = _request(root, task, budget or client.default_budget, changed_paths, session)
     notes = [_first_note(first).strip()] if first else []
@@ -194,11 +190,9 @@ async def context_pack(
     stop_short: StopShort = False,
     exclude: Exclude = None,
 ) -> CallToolResult:
-    """Return the exact lines to read first for a task; the whole result stays within a
-    hard byte budget. Each excerpt comes with its path, line range, a handle (for
-    context_retrieve) and short reason codes explained once; what was left out is counted
-    by reason, with the next regions' handles. Excerpts are byte-exact source; secrets and
-    sensitive files are never included."""
+    """Call at the start of a task, before searching or reading files: the exact source
+    lines to read first, within a hard byte budget, each with a handle for
+    context_retrieve, and what was left out with the next regions' handles."""
     root, first = session.root(roots), session.first_index()
     size = budget or client.default_budget
     notes = [n for n in (_first_note(first).strip(), budget_note(client, size)) if n]
@@ -219,10 +213,8 @@ async def context_pack(
 async def context_retrieve(
     handles: Handles, session: Session, roots: Roots, client: Client, budget: Budget = None
 ) -> CallToolResult:
-    """Re-read excerpts by handle; any line range of a file a handle names may be asked
-    for. A handle whose file changed comes back stale (with where the same lines moved,
-    when known), never as old text; paths outside the repository or sensitive ones are
-    refused. Fresh text is returned whole within the budget, or named with its size."""
+    """Call with handles from a pack (or any line range of a file one names) to read
+    those lines; a handle whose file changed comes back stale, never as old text."""
     root = session.root(roots)
     size = (budget or client.default_budget) - client.framing
 
@@ -234,9 +226,8 @@ async def context_retrieve(
 
 
 async def index_status(session: Session, roots: Roots) -> CallToolResult:
-    """Refresh the repository's index (incrementally) and report what it holds: files,
-    symbols, graph edges, languages and what was left out. Never needed before other
-    tools, which refresh it themselves."""
+    """Call to see what the index holds (files, symbols, edges, languages, what was left
+    out); never needed before other tools, which refresh it themselves."""
     root, first = session.root(roots), session.first_index()
 
     def status() -> CallToolResult:
@@ -248,10 +239,8 @@ async def index_status(session: Session, roots: Roots) -> CallToolResult:
 
 
 async def harness_infer(session: Session, roots: Roots, use_ci: UseCi = True) -> CallToolResult:
-    """Infer, without running anything, how this repository is set up (install) and
-    validated (test, typecheck, lint, build): each command with the directory to run it
-    from, its file:line evidence and a confidence. Read the evidence before running a
-    command; nothing here has been executed."""
+    """Call to learn how to install, test, typecheck, lint and build this repository:
+    each command with its directory, file:line evidence and confidence, none of it run."""
     root = session.root(roots)
 
     def harness() -> CallToolResult:
@@ -262,10 +251,8 @@ async def harness_infer(session: Session, roots: Roots, use_ci: UseCi = True) ->
 
 
 async def risk_classify(paths: Paths = None, query: Query = None) -> CallToolResult:
-    """Name the risk concepts (money flow, auth/security, secrets, schema/migration,
-    infra/deploy, ci/merge-gate, dependencies, privacy/pii) of paths or of a task text,
-    with whether each path needs gate attention or is secret material. Matching is by
-    token, never substring; no file is read."""
+    """Call before changing risky code: the risk concepts (money, auth, secrets, schema,
+    infra, CI, dependencies, privacy) of paths or a task text, by token; no file is read."""
 
     if (query is None) == (not paths):  # the library's message names the CLI's flags
         raise ToolError("give `paths` or `query` (one of the two)")
@@ -286,10 +273,8 @@ async def gate_check(
     validate: Validate = None,
     format: GateFormat = "md",
 ) -> CallToolResult:
-    """Check the staged change (git's index, not the work tree) before proposing it:
-    Secret safety, Schema controls, Version and changelog, Validation policy, Ownership and
-    Convergence, each PASS, WARN or FAIL with details. The policy comes from the base
-    commit, never from the change. Secrets are never echoed: a masked preview only."""
+    """Call before proposing a staged change: secret safety, schema, version, validation,
+    ownership and convergence checks, each PASS, WARN or FAIL under the base commit's policy."""
     root = session.root(roots)
 
     def gate() -> CallToolResult:  # built inside tool_call: a refusal is a tool error

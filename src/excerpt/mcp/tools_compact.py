@@ -69,11 +69,9 @@ Budget = Annotated[
 async def context_compact(
     payload: Payload, session: Session, client: Client, kind: Kind = "auto"
 ) -> CallToolResult:
-    """Compact a large tool output before reading it: similar JSON items, repeated or
-    uneventful log lines and unchanged diff context become markers; errors, warnings, stack
-    traces, failing tests, headers and changed lines always stay. Each marker names the
-    context_expand call that returns exactly what it replaced. Under 10% saved, the payload
-    comes back unchanged. The last line gives the id and the bytes and tokens saved."""
+    """Call on a large JSON, log or diff output before reading it: repetition becomes
+    markers naming the context_expand call that returns it exactly, while errors, failing
+    tests and changed lines stay (under 10% saved, the payload comes back unchanged)."""
     store = _store(session)
     budget = client.default_budget - client.framing
 
@@ -101,10 +99,8 @@ async def context_expand(
     path: JsonPath = None,
     budget: Budget = None,
 ) -> CallToolResult:
-    """Return the original of a compaction byte for byte, whole or only the part asked for
-    (lines, the lines matching grep, or a JSON path; at most one). Ask for the part a marker
-    names, not the whole payload again. An original evicted from the store (it is capped) or
-    damaged is an error saying evicted or corrupt; other bytes are never returned."""
+    """Call with a compaction's id to read exactly what a marker replaced: lines, grep or a
+    JSON path (at most one), or the whole original; an evicted original is an error."""
     store = _store(session)
     size = (budget or client.default_budget) - client.framing
 

@@ -125,11 +125,9 @@ async def context_handoff(
     evidence: Evidence = None,
     budget: Budget = None,
 ) -> CallToolResult:
-    """Hand the task over to another agent: builds an excerpt.handoff/v1 document (goal,
-    status, constraints, decisions with why, files touched, commands with exit codes,
-    open questions, next steps, risks, evidence handles) pinned to the repository's HEAD
-    and dirty tree, and its Markdown for the receiving agent. Nothing is written: save the
-    document where the receiver will find it; it checks it with context_handoff_validate."""
+    """Call to hand the task to another agent: an excerpt.handoff/v1 document pinned to
+    HEAD and the dirty tree, and its Markdown; nothing is written, so save the document
+    where the receiver, who checks it with context_handoff_validate, will find it."""
     root = session.root(roots)
     limit = (budget or client.default_budget) - client.framing
     given = {
@@ -164,9 +162,8 @@ async def context_handoff(
 async def context_handoff_validate(
     document: Document, session: Session, roots: Roots
 ) -> CallToolResult:
-    """Check a handoff before relying on it: the schema first, then freshness — every
-    evidence handle re-read (fresh, stale with where its lines moved, missing, refused),
-    HEAD compared, the dirty tree compared path by path. Lists exactly what went stale."""
+    """Call before relying on a handoff you received: checks its schema, re-reads every
+    evidence handle and compares HEAD and the dirty tree, listing exactly what went stale."""
     root = session.root(roots)
 
     def validate() -> CallToolResult:

@@ -119,6 +119,7 @@ class ToolCall:
 
     tool: str
     arguments: dict[str, Any]
+    builtin: bool = False  # the client's own tool (Read, Bash; exec_command), named as is
 
 
 @dataclass
@@ -245,6 +246,7 @@ def forwarded_tool_results(
     server_command: Sequence[str] | None = None,
     extra_env: dict[str, str] | None = None,
     codex_model: str = CODEX_MODEL,
+    codex_sandbox: str = "read-only",
 ) -> Run:
     """Run ``client`` once; the stub model makes it call ``calls`` in order.
 
@@ -274,6 +276,7 @@ def forwarded_tool_results(
         "python": sys.executable,
         "extra_env": dict(extra_env or {}),
         "codex_model": codex_model,
+        "codex_sandbox": codex_sandbox,
     }
     (work / "spec.json").write_text(json.dumps(spec, indent=2), encoding="utf-8")
     argv = [*netns_prefix(), sys.executable, str(Path(__file__).resolve()), "netns-run", str(work)]
@@ -721,7 +724,10 @@ def _claude_next(
     pending = script.pending(index)
     if pending is None:
         return None
-    name = prefix + script.calls[pending].tool
+    call = script.calls[pending]
+    if call.builtin:
+        return script.issue(pending), call.tool, call.arguments
+    name = prefix + call.tool
     if name not in offered and "ToolSearch" in offered and name not in script.searched:
         names = sorted({prefix + c.tool for c in script.calls[pending:]} - offered)
         script.searched.update(names)
@@ -779,6 +785,8 @@ def _codex_next(
     if pending is None:
         return None
     call = script.calls[pending]
+    if call.builtin:
+        return script.issue(pending), {"name": call.tool}, call.arguments
     tool = tools.get(call.tool)
     if tool is None:
         if "tool_search" in offered and call.tool not in script.searched:
@@ -880,7 +888,7 @@ def _loopback_up() -> None:
 def _netns_run(work: Path) -> int:
     spec = json.loads((work / "spec.json").read_text(encoding="utf-8"))
     client: str = spec["client"]
-    calls = [ToolCall(c["tool"], c["arguments"]) for c in spec["calls"]]
+    calls = [ToolCall(c["tool"], c["arguments"], c.get("builtin", False)) for c in spec["calls"]]
     interfaces = sorted(name for _, name in socket.if_nameindex())
     if interfaces != ["lo"]:  # never run a client with a way out
         raise SystemExit(f"not an isolated network namespace: interfaces {interfaces}")
@@ -976,7 +984,7 @@ def _claude_setup(
     config = work / "claude-mcp.json"
     server = {"type": "stdio", "command": mcp_command[0], "args": mcp_command[1:], "env": mcp_env}
     config.write_text(json.dumps({"mcpServers": {SERVER: server}}, indent=2), encoding="utf-8")
-    allowed = sorted({f"mcp__{SERVER}__{c.tool}" for c in calls})
+    allowed = sorted({c.tool if c.builtin else f"mcp__{SERVER}__{c.tool}" for c in calls})
     argv = [
         spec["binary"],
         "-p",
@@ -1025,7 +1033,7 @@ def _codex_setup(
         f"model = {_toml(spec.get('codex_model', CODEX_MODEL))}",
         'model_provider = "stub"',
         'approval_policy = "never"',
-        'sandbox_mode = "read-only"',
+        f"sandbox_mode = {_toml(spec.get('codex_sandbox', 'read-only'))}",
         "check_for_update_on_startup = false",
         "",
         "[analytics]",

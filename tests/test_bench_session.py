@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 import subprocess
 from pathlib import Path
@@ -92,18 +93,18 @@ def test_task_identifiers_are_searched_before_keywords() -> None:
     assert "template" not in [t.text for t in plan.terms]
 
 
-def test_claude_baseline_greps_then_reads_the_matching_files() -> None:
+def test_claude_baseline_runs_rg_through_bash_then_reads_the_matching_files() -> None:
     s = sessions(NoPacks(), ("claude-baseline",))["claude-baseline"]
     calls = [(c.tool, c.arguments) for c in s.calls]
     assert calls == [
-        ("Grep", {"pattern": "apply_late_fee", "output_mode": "files_with_matches"}),
-        ("Grep", {"pattern": "apply_late_fee", "output_mode": "content", "-n": True, "-C": 2}),
+        ("Bash", {"command": "rg -l --sort path apply_late_fee"}),
+        ("Bash", {"command": "rg -n -C 2 --sort path apply_late_fee"}),
         ("Read", {"file_path": "billing/fees.py"}),
     ]
     # the content search already shows line 6; the Read shows line 7 and ends the session
     assert [c.new_gold_lines for c in s.calls] == [0, 1, 1]
     count = TokenCounter()
-    listing = "Found 2 files\nbilling/fees.py\ntests/test_fees.py"
+    listing = "billing/fees.py\ntests/test_fees.py"
     assert s.calls[0].tokens == count(listing)
     assert s.tokens_to_first_gold == s.calls[0].tokens + s.calls[1].tokens
     assert s.tokens_to_all_gold == sum(c.tokens for c in s.calls)
@@ -250,3 +251,26 @@ def test_bad_input_is_a_usage_error(
     assert code == 2
     assert message in err
     assert "Traceback" not in err
+
+
+def test_a_claude_read_over_the_token_cap_pages_on_as_its_partial_view_says() -> None:
+    from excerpt.evals.session.agents import ClaudeTools
+    from excerpt.evals.session.ledger import Ledger, Stop
+
+    big = "".join(f"ENTRY_{i} = {i}  # ledger entry, amount and refund\n" for i in range(4000))
+    corpus = Corpus({"ledger.py": big.encode()})
+    count = TokenCounter()
+    ledger = Ledger(
+        arm="claude-baseline", evidence=Evidence.of({"ledger.py": [[3990, 3990]]}, corpus.paths),
+        cap=10_000_000, count=count,
+    )  # fmt: skip
+    with pytest.raises(Stop):  # the session ends on the page that shows line 3990
+        ClaudeTools(corpus, ledger).read("ledger.py", 1, None)
+    reads = [c.arguments for c in ledger.calls]
+    assert reads[0] == {"file_path": "ledger.py"} and len(reads) > 2
+    # the partial view's note: the next page starts after the lines shown, of their length
+    assert reads[1]["offset"] == reads[1]["limit"] + 1
+    for before, after in itertools.pairwise(reads[1:]):
+        assert after["offset"] == before["offset"] + before["limit"]
+    assert all(c.tokens <= 25_000 + 200 for c in ledger.calls)  # a page, and its note
+    assert ledger.all_gold is not None

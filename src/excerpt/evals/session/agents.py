@@ -1,6 +1,7 @@
 """The scripted explorers: what a careful engineer does with only a client's own tools and
-the task text. Claude-Code-like: ``Grep`` (files, then content with context) and ``Read``;
-Codex-like: ``rg -n`` and ``sed -n 'A,Bp'`` through the shell. Both follow one plan:
+the task text. Claude-Code-like: ripgrep through ``Bash`` (files, then lines with context)
+and ``Read``; Codex-like: ``rg -n`` and ``sed -n 'A,Bp'`` through ``exec_command``. Both
+follow one plan:
 
 1. read the places the task names (a path, a traceback frame, ``file:line``);
 2. search its identifiers and quoted strings, then read around the hits of the best files;
@@ -27,14 +28,14 @@ from excerpt.evals.session.workspace import Corpus
 
 __all__ = ["ClaudeTools", "CodexTools", "Explorer", "Tools", "explore"]
 
-# a search matching at most this many files has its lines shown too (Claude's content mode)
+# a search matching at most this many files has its lines shown too (Claude's second rg)
 NARROW = 10
 WINDOW_BEFORE = 40  # lines read above a hit, and below it
 WINDOW_AFTER = 60
 CLUSTER = 30  # hits this close share one window
 WHOLE_FILE = 300  # a file this short is read whole
 FIRST_READS = 4  # files read after the identifier searches, before the keyword searches
-CONTEXT = 2  # Grep content's -C
+CONTEXT = 2  # the lines search's -C
 _RG_SPECIAL = re.compile(r"([\\.^$|?*+()\[\]{}])")
 _DEMOTED_PART = re.compile(r"^(tests?|testing|docs?|examples?|benchmarks?|fixtures?|spec)$")
 _SOURCE = re.compile(
@@ -67,54 +68,71 @@ class Tools(Protocol):
 
 @dataclass(slots=True)
 class ClaudeTools:
+    """Claude Code 2.1.332: ripgrep through ``Bash`` (it has no Grep tool), and ``Read``."""
+
     corpus: Corpus
     ledger: Ledger
 
     def search(self, term: Term) -> dict[str, list[int]]:
         hits = self.corpus.search(term.text, ignore_case=term.ignore_case)
         paths = sorted(hits)
-        args: dict[str, object] = {
-            "pattern": rg_pattern(term.text), "output_mode": "files_with_matches"
-        }  # fmt: skip
-        if term.ignore_case:
-            args["-i"] = True
-        self.ledger.charge("Grep", dict(args), c.claude_grep_files(paths), [])
-        visible = paths[: c.CLAUDE_GREP_HEAD_LIMIT]
+        flags = "-i " if term.ignore_case else ""
+        pattern = _shell_quote(rg_pattern(term.text))
+        text, _ = c.claude_bash([(p, None) for p in paths])
+        self.ledger.charge("Bash", {"command": f"rg -l --sort path {flags}{pattern}"}, text, [])
+        visible = paths if not text.startswith("<persisted-output>") else [
+            p for p in paths if f"\n{p}\n" in text
+        ]  # fmt: skip
         found: dict[str, list[int]] = {p: [] for p in visible}
         if 1 <= len(paths) <= NARROW:
             rows = _rows(self.corpus, {p: hits[p] for p in visible}, CONTEXT)
-            text, shown = c.claude_grep_content(rows)
-            args = {**args, "output_mode": "content", "-n": True, "-C": CONTEXT}
-            self.ledger.charge("Grep", args, text, shown)
-            for row in rows[: c.CLAUDE_GREP_HEAD_LIMIT]:
-                if row.match:
-                    found[row.path].append(row.line)
+            body = c.rg_rows(rows, context=True)
+            text, shown = c.claude_bash(body)
+            command = f"rg -n -C {CONTEXT} --sort path {flags}{pattern}"
+            self.ledger.charge("Bash", {"command": command}, text, shown)
+            matches = {(r.path, r.line) for _, r in body if r.match and r.path}
+            for path, line, _ in shown:
+                if (path, line) in matches:
+                    found[path].append(line)
         return found
 
     def hits_in(self, path: str, terms: Sequence[Term]) -> list[int]:
         ignore = any(t.ignore_case for t in terms)
         lines = self.corpus.search_any([t.text for t in terms], ignore_case=ignore, path=path)
-        pattern = "|".join(rg_pattern(t.text) for t in terms)
-        args: dict[str, object] = {
-            "pattern": pattern, "path": path, "output_mode": "content", "-n": True
-        }  # fmt: skip
-        if ignore:
-            args["-i"] = True
+        pattern = _shell_quote("|".join(rg_pattern(t.text) for t in terms))
+        command = f"rg -n {'-i ' if ignore else ''}{pattern} {_shell_quote(path)}"
         rows = [Row(path, n, self.corpus.lines(path)[n - 1]) for n in lines]
-        text, shown = c.claude_grep_content(rows)
-        self.ledger.charge("Grep", args, text, shown)
-        return [r.line for r in rows[: c.CLAUDE_GREP_HEAD_LIMIT]]
+        text, shown = c.claude_bash(c.rg_rows(rows, with_path=False))
+        self.ledger.charge("Bash", {"command": command}, text, shown)
+        return [n for _, n, _ in shown]
 
     def read(self, path: str, start: int, end: int | None) -> None:
+        """Lines ``start..end`` (``end`` None: the whole file), page after page where Read
+        gives a part (its partial view's next page, or pages of CLAUDE_READ_LIMIT lines
+        after a size error)."""
         lines = self.corpus.lines(path)
-        if end is None and start == 1:
+        newline = self.corpus.ends_with_newline(path)
+        stop = len(lines) if end is None else min(len(lines), end)
+        first, limit = start, None if end is None else stop - start + 1
+        while first <= stop:
             args: dict[str, object] = {"file_path": path}
-            limit = c.CLAUDE_READ_LIMIT
-        else:
-            limit = (end or start + c.CLAUDE_READ_LIMIT - 1) - start + 1
-            args = {"file_path": path, "offset": start, "limit": limit}
-        text, shown = c.claude_read(path, lines, start, limit)
-        self.ledger.charge("Read", dict(args), text, shown)
+            if not (first == 1 and limit is None):
+                args.update(offset=first, limit=limit or len(lines) - first + 1)
+            text, shown, going_on = c.claude_read(
+                path, lines, first, limit, final_newline=newline, count=self.ledger.count
+            )
+            self.ledger.charge("Read", args, text, shown)
+            if going_on is None:  # the page came whole: the next one, up to ``stop``
+                if limit is None:
+                    return
+                first += limit
+            elif going_on == first:  # over the size limit, nothing shown: smaller pages
+                if limit == 1:
+                    return  # one line over the limit: nothing left to ask for
+                limit = c.CLAUDE_READ_LIMIT if limit is None else max(1, limit // 2)
+            else:  # a partial view: its next page, of the same length
+                limit, first = going_on - first, going_on
+            limit = min(limit, stop - first + 1)
 
 
 Row = c.Row
@@ -122,6 +140,8 @@ Row = c.Row
 
 @dataclass(slots=True)
 class CodexTools:
+    """Codex 0.171.0: ``rg -n`` and ``sed -n 'A,Bp'`` through ``exec_command``."""
+
     corpus: Corpus
     ledger: Ledger
 
@@ -129,8 +149,8 @@ class CodexTools:
         hits = self.corpus.search(term.text, ignore_case=term.ignore_case)
         flags = "-n -i" if term.ignore_case else "-n"
         command = f"rg {flags} {_shell_quote(rg_pattern(term.text))}"
-        body = [(f"{r.path}:{r.line}:{r.text}", r) for r in _rows(self.corpus, hits, 0)]
-        text, shown = c.codex_exec(body)
+        body = c.rg_rows(_rows(self.corpus, hits, 0))
+        text, shown = c.codex_exec(body, 0 if hits else 1)
         self.ledger.charge("exec_command", {"cmd": command}, text, shown)
         found: dict[str, list[int]] = {}
         for path, line, _ in shown:
@@ -144,8 +164,8 @@ class CodexTools:
         flags = "-n -i" if ignore else "-n"
         command = f"rg {flags} {_shell_quote(pattern)} {_shell_quote(path)}"
         text_lines = self.corpus.lines(path)
-        body = [(f"{n}:{text_lines[n - 1]}", Row(path, n, text_lines[n - 1])) for n in lines]
-        text, shown = c.codex_exec(body)
+        rows = [Row(path, n, text_lines[n - 1]) for n in lines]
+        text, shown = c.codex_exec(c.rg_rows(rows, with_path=False), 0 if lines else 1)
         self.ledger.charge("exec_command", {"cmd": command}, text, shown)
         return [n for _, n, _ in shown]
 
@@ -252,26 +272,21 @@ class Explorer:
         corpus = self.tools.corpus
         if path not in corpus:
             return
+        if isinstance(self.tools, ClaudeTools):  # Read takes a whole file at once
+            self._read(path, 1, None)
+            return
         total = len(corpus.lines(path))
-        start = 1
-        while start <= total:
-            end = min(
-                total,
-                start
-                + (c.CLAUDE_READ_LIMIT if isinstance(self.tools, ClaudeTools) else WHOLE_FILE)
-                - 1,
-            )
-            self._read(
-                path, start, None if start == 1 and isinstance(self.tools, ClaudeTools) else end
-            )
-            start = end + 1
+        for start in range(1, total + 1, WHOLE_FILE):
+            self._read(path, start, min(total, start + WHOLE_FILE - 1))
 
     def _read(self, path: str, start: int, end: int | None) -> None:
         """Read a range unless every line of it was read before."""
         total = len(self.tools.corpus.lines(path))
         if total == 0:
             return
-        last = min(total, end if end is not None else start + c.CLAUDE_READ_LIMIT - 1)
+        if end is None:  # Claude: the whole file from ``start``; Codex: its window
+            last = total if isinstance(self.tools, ClaudeTools) else start + WHOLE_FILE - 1
+        last = min(total, last if end is None else end)
         done = self.read_ranges.setdefault(path, [])
         if any(a <= start and last <= b for a, b in done):
             return

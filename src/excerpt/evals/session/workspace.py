@@ -89,6 +89,9 @@ class Corpus:
         f.load()
         return f.lines
 
+    def ends_with_newline(self, path: str) -> bool:
+        return self._files[path].data.endswith(b"\n")
+
     def line_bytes(self, path: str, number: int) -> int:
         """UTF-8 bytes of line ``number`` (1-based) with its terminator."""
         return len(self.lines(path)[number - 1].encode("utf-8")) + 1

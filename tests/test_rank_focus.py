@@ -327,3 +327,58 @@ def test_the_file_a_scope_names_ranks_first_and_says_so(
     first = plan["candidates"][0]
     assert first["path"] == expected
     assert any("scope" in r["detail"] for r in first["reasons"])
+
+
+# A workspace of crates and a Go tree: the task names a component by its directory's name.
+COMPONENTS = {
+    "Cargo.toml": '[workspace]\nmembers = ["crates/*"]\n',
+    "crates/derive/Cargo.toml": '[package]\nname = "acme_derive"\n',
+    "crates/derive/src/lib.rs": (
+        "/// Expands the derive of an enum.\npub fn expand(variant: Variant) -> Output {\n    variant.into()\n}\n"
+    ),
+    "crates/core/Cargo.toml": '[package]\nname = "acme_core"\n',
+    "crates/core/src/lib.rs": (
+        "/// A struct field of an enum variant with attributes.\n"
+        "pub struct Field { pub attrs: Vec<Attr> }\n"
+        "pub fn fields_of(variant: &Variant) -> Vec<Field> { variant.fields() }\n"
+    ),
+    "go.mod": "module example.com/acme\n",
+    "xds/internal/balancer/picker.go": (
+        "package balancer\n\nfunc Pick(cluster Cluster) int { return cluster.First() }\n"
+    ),
+    "xds/internal/resolver/watch.go": (
+        "package resolver\n\n// Watch picks the endpoints of a cluster update.\n"
+        "func Watch(update Update) []Endpoint { return update.Endpoints }\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [
+        (
+            "derive panics on an enum variant with field attributes\n\nThe struct field "
+            "attrs of the variant are lost.",
+            "crates/derive/src/lib.rs",
+        ),
+    ],
+    ids=["crate"],
+)
+def test_a_component_the_task_names_by_its_directory_ranks_first(
+    tmp_path: Path, cache_dir: Path, task: str, expected: str
+) -> None:
+    root = write_tree(tmp_path / "repo", COMPONENTS)
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
+    first = plan["candidates"][0]
+    assert first["path"] == expected
+    assert any("names its component" in r["detail"] for r in first["reasons"])
+
+
+def test_a_layout_directory_or_a_word_nobody_wrote_names_no_component(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    root = write_tree(tmp_path / "repo", COMPONENTS)
+    task = "internal error when the crates are built\n\nThe src tree fails."
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
+    details = [r["detail"] for c in plan["candidates"] for r in c["reasons"]]
+    assert not any("names its component" in d for d in details)

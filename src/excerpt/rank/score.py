@@ -24,7 +24,10 @@ from excerpt.rank.weights import Weights, default_weights
 
 __all__ = ["SIGNALS", "Anchor", "Candidate", "Reason", "rank_files"]
 
-SIGNALS = ("lexical", "path", "scope", "stack_frame", "defines", "history", "graph", "demoted")
+SIGNALS = (
+    "lexical", "path", "scope", "component", "stack_frame", "defines", "history", "graph",
+    "demoted",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,6 +86,8 @@ def rank_files(
         _add(totals, signals.named_paths(task, files, by_name, w))
     if "scope" not in without:
         _add(totals, signals.scope(task, files, w))
+    if "component" not in without:
+        _add(totals, signals.components(task, files, w))
     if "stack_frame" not in without:
         _add(totals, signals.frames(task, files, by_name, w))
     if "defines" not in without:

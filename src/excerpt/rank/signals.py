@@ -176,6 +176,62 @@ def scope(task: Task, files: Files, w: Weights) -> list[Contribution]:
     return out
 
 
+# Files that make a directory a component of its own: a crate, a package, a module, a
+# plugin with its own manifest.
+_MANIFESTS = frozenset(
+    {"Cargo.toml", "package.json", "go.mod", "pom.xml", "build.gradle", "build.gradle.kts",
+     "pyproject.toml", "setup.py", "composer.json", "Gemfile", "mix.exs", "Package.swift"}
+)  # fmt: skip
+# Directory names that say where code sits, not what it is.
+_LAYOUT = frozenset(
+    {"src", "lib", "libs", "pkg", "pkgs", "packages", "internal", "cmd", "app", "apps",
+     "main", "java", "kotlin", "resources", "test", "tests", "spec", "docs", "doc",
+     "examples", "example", "crates", "modules", "plugins", "tools", "scripts", "source"}
+)  # fmt: skip
+
+
+def component_dirs(files: Files) -> dict[str, list[str]]:
+    """Component directories and their source files: each directory below the root holding a
+    manifest, with its files at any depth up to the next component. (Every Go directory is a
+    package, but taken as components they match everyday words of the shipped suites'
+    tasks, ``orders``, ``server``, and cost their savings.)"""
+    roots = {posixpath.dirname(p) for p in files if posixpath.basename(p) in _MANIFESTS} - {""}
+    out: dict[str, list[str]] = defaultdict(list)
+    for path, info in files.items():
+        if info.is_test or info.language not in PARSED_LANGUAGES or kinds.TEST_DATA.search(path):
+            continue  # its source files: not its manifest, data or tests
+        folder = posixpath.dirname(path)
+        owner = folder
+        while owner and owner not in roots:
+            owner = posixpath.dirname(owner)
+        if owner:
+            out[owner].append(path)
+    return out
+
+
+def components(task: Task, files: Files, w: Weights) -> list[Contribution]:
+    """Files of a component the task names by its directory's name (a crate, a package, a
+    plugin: ``derive``, ``language-css``): a word of the first
+    line counts whole, one of the prose ``component_prose_factor`` of it; a component of
+    many files says less of each, and past ``component_max_spread`` nothing."""
+    title = {"".join(_pieces(t)) for t in task.title_words} - {""}
+    prose = {"".join(_pieces(t)) for t in task.prose_words} - {""}
+    scoped = {"".join(_pieces(t)) for t in task.scope}
+    out: list[Contribution] = []
+    for folder, members in component_dirs(files).items():
+        name = posixpath.basename(folder)
+        joined = "".join(_pieces(name))
+        if len(joined) < 4 or name.lower() in _LAYOUT or joined in scoped:
+            continue
+        factor = 1.0 if joined in title else w.component_prose_factor if joined in prose else 0
+        if not factor or len(members) > w.component_max_spread:
+            continue
+        reason = Reason("path", f"the task names its component ({name})")
+        gain = factor * w.component_gain / math.sqrt(len(members))
+        out.extend(Contribution(p, gain, reason) for p in members)
+    return out
+
+
 def paths_by_name(files: Iterable[str]) -> dict[str, list[str]]:
     """Paths by their last component, each list sorted."""
     out: dict[str, list[str]] = defaultdict(list)

@@ -37,6 +37,9 @@ class Weights:
     scope_dir_gain: float
     scope_pieces_gain: float
     scope_max_spread: int
+    component_gain: float
+    component_prose_factor: float
+    component_max_spread: int
     frame_gain: float
     frame_depth_gain: float
     defines_exact_gain: float

@@ -334,7 +334,8 @@ COMPONENTS = {
     "Cargo.toml": '[workspace]\nmembers = ["crates/*"]\n',
     "crates/derive/Cargo.toml": '[package]\nname = "acme_derive"\n',
     "crates/derive/src/lib.rs": (
-        "/// Expands the derive of an enum.\npub fn expand(variant: Variant) -> Output {\n    variant.into()\n}\n"
+        "/// Expands the derive of an enum.\n"
+        "pub fn expand(variant: Variant) -> Output {\n    variant.into()\n}\n"
     ),
     "crates/core/Cargo.toml": '[package]\nname = "acme_core"\n',
     "crates/core/src/lib.rs": (

@@ -322,14 +322,17 @@ SCOPED = {
 def test_the_file_a_scope_names_ranks_first_and_says_so(
     tmp_path: Path, cache_dir: Path, task: str, expected: str
 ) -> None:
-    root = write_tree(tmp_path / "repo", SCOPED)
-    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
-    first = plan["candidates"][0]
+    first = _first_candidate(write_tree(tmp_path / "repo", SCOPED), cache_dir, task)
     assert first["path"] == expected
     assert any("scope" in r["detail"] for r in first["reasons"])
 
 
-# A workspace of crates and a Go tree: the task names a component by its directory's name.
+def _first_candidate(root: Path, cache: Path, task: str) -> Any:
+    """The top candidate of the task's plan, as its JSON gives it."""
+    return build_plan(PackRequest(repo=root, task=task, cache_dir=cache)).to_dict()["candidates"][0]
+
+
+# A workspace of crates and a Go tree: a task may name a crate by its directory's name.
 COMPONENTS = {
     "Cargo.toml": '[workspace]\nmembers = ["crates/*"]\n',
     "crates/derive/Cargo.toml": '[package]\nname = "acme_derive"\n',
@@ -354,24 +357,15 @@ COMPONENTS = {
 }
 
 
-@pytest.mark.parametrize(
-    ("task", "expected"),
-    [
-        (
-            "derive panics on an enum variant with field attributes\n\nThe struct field "
-            "attrs of the variant are lost.",
-            "crates/derive/src/lib.rs",
-        ),
-    ],
-    ids=["crate"],
-)
 def test_a_component_the_task_names_by_its_directory_ranks_first(
-    tmp_path: Path, cache_dir: Path, task: str, expected: str
+    tmp_path: Path, cache_dir: Path
 ) -> None:
-    root = write_tree(tmp_path / "repo", COMPONENTS)
-    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
-    first = plan["candidates"][0]
-    assert first["path"] == expected
+    task = (
+        "derive panics on an enum variant with field attributes\n\nThe struct field attrs of "
+        "the variant are lost."
+    )
+    first = _first_candidate(write_tree(tmp_path / "repo", COMPONENTS), cache_dir, task)
+    assert first["path"] == "crates/derive/src/lib.rs"
     assert any("names its component" in r["detail"] for r in first["reasons"])
 
 

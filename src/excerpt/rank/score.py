@@ -87,7 +87,7 @@ def rank_files(
     if "scope" not in without:
         _add(totals, signals.scope(task, files, w))
     if "component" not in without:
-        _add(totals, signals.components(task, files, w))
+        _add(totals, signals.components(task, files, by_name, w))
     if "stack_frame" not in without:
         _add(totals, signals.frames(task, files, by_name, w))
     if "defines" not in without:

@@ -190,45 +190,47 @@ _LAYOUT = frozenset(
 )  # fmt: skip
 
 
-def component_dirs(files: Files) -> dict[str, list[str]]:
-    """Component directories and their source files: each directory below the root holding a
-    manifest, with its files at any depth up to the next component. (Every Go directory is a
-    package, but taken as components they match everyday words of the shipped suites'
-    tasks, ``orders``, ``server``, and cost their savings.)"""
-    roots = {posixpath.dirname(p) for p in files if posixpath.basename(p) in _MANIFESTS} - {""}
-    out: dict[str, list[str]] = defaultdict(list)
-    for path, info in files.items():
-        if info.is_test or info.language not in PARSED_LANGUAGES or kinds.TEST_DATA.search(path):
-            continue  # its source files: not its manifest, data or tests
-        folder = posixpath.dirname(path)
-        owner = folder
-        while owner and owner not in roots:
-            owner = posixpath.dirname(owner)
-        if owner:
-            out[owner].append(path)
-    return out
-
-
-def components(task: Task, files: Files, w: Weights) -> list[Contribution]:
-    """Files of a component the task names by its directory's name (a crate, a package, a
-    plugin: ``derive``, ``language-css``): a word of the first
-    line counts whole, one of the prose ``component_prose_factor`` of it; a component of
-    many files says less of each, and past ``component_max_spread`` nothing."""
+def components(
+    task: Task, files: Files, by_name: Mapping[str, list[str]], w: Weights
+) -> list[Contribution]:
+    """Files of a component the task names by its directory's name: a directory below the
+    root holding a manifest (a crate, a package, a plugin: ``derive``, ``language-css``), its
+    source files at any depth up to the next component. A word of the first line counts
+    whole, one of the prose ``component_prose_factor`` of it; a component of many files says
+    less of each, and past ``component_max_spread`` nothing. (Every Go directory is a
+    package, but taken as components they match everyday words of the shipped suites' tasks,
+    ``orders``, ``server``, and cost their savings.)"""
+    roots = {posixpath.dirname(p) for m in _MANIFESTS for p in by_name.get(m, ())} - {""}
     title = {"".join(_pieces(t)) for t in task.title_words} - {""}
     prose = {"".join(_pieces(t)) for t in task.prose_words} - {""}
     scoped = {"".join(_pieces(t)) for t in task.scope}
-    out: list[Contribution] = []
-    for folder, members in component_dirs(files).items():
-        name = posixpath.basename(folder)
+    named: dict[str, float] = {}
+    for root in roots:
+        name = posixpath.basename(root)
         joined = "".join(_pieces(name))
         if len(joined) < 4 or name.lower() in _LAYOUT or joined in scoped:
             continue
         factor = 1.0 if joined in title else w.component_prose_factor if joined in prose else 0
-        if not factor or len(members) > w.component_max_spread:
+        if factor:
+            named[root] = factor
+    if not named:
+        return []  # the common case: no walk of the tree
+    members: dict[str, list[str]] = defaultdict(list)
+    for path, info in files.items():
+        if info.is_test or info.language not in PARSED_LANGUAGES or kinds.TEST_DATA.search(path):
+            continue  # its source files: not its manifest, data or tests
+        owner = posixpath.dirname(path)
+        while owner and owner not in roots:
+            owner = posixpath.dirname(owner)
+        if owner in named:
+            members[owner].append(path)
+    out: list[Contribution] = []
+    for root, paths in sorted(members.items()):
+        if len(paths) > w.component_max_spread:
             continue
-        reason = Reason("path", f"the task names its component ({name})")
-        gain = factor * w.component_gain / math.sqrt(len(members))
-        out.extend(Contribution(p, gain, reason) for p in members)
+        reason = Reason("path", f"the task names its component ({posixpath.basename(root)})")
+        gain = named[root] * w.component_gain / math.sqrt(len(paths))
+        out.extend(Contribution(p, gain, reason) for p in paths)
     return out
 
 

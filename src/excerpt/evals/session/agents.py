@@ -78,11 +78,10 @@ class ClaudeTools:
         paths = sorted(hits)
         flags = "-i " if term.ignore_case else ""
         pattern = _shell_quote(rg_pattern(term.text))
-        text, _ = c.claude_bash([(p, None) for p in paths])
+        # a listing names files and shows none of their lines (line 0: the path alone)
+        text, listed = c.claude_bash([(p, Row(p, 0, "")) for p in paths])
         self.ledger.charge("Bash", {"command": f"rg -l --sort path {flags}{pattern}"}, text, [])
-        visible = paths if not text.startswith("<persisted-output>") else [
-            p for p in paths if f"\n{p}\n" in text
-        ]  # fmt: skip
+        visible = [p for p, _, _ in listed]  # the preview's, past the output limit
         found: dict[str, list[int]] = {p: [] for p in visible}
         if 1 <= len(paths) <= NARROW:
             rows = _rows(self.corpus, {p: hits[p] for p in visible}, CONTEXT)

@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 PLAN_SHARE = 0.25  # a plan's text takes at most this share of the budget: it is the cheap call
-_PIECE_STORE = "o200k-pieces.sqlite3"  # token counts of text pieces seen (excerpt's cache)
 _FIT_ROUNDS = 12
 _BISECT_ROUNDS = 12
 _WELL_USED = 0.9  # a rendering that fills this share of the room needs no bisection
@@ -166,7 +165,7 @@ def fit_pack(
         best = select(prep, task, 0, budget, fill=fill, held=held)
         if len(draft(best, widest).encode("utf-8")) > room:
             raise UsageError(f"--budget must be at least {MIN_BUDGET} bytes")
-    count = TokenCounter(prep.cache.parent.parent / _PIECE_STORE)  # the cache's root
+    count = TokenCounter()
     final = replace(best, items=tuple(replace(i, tokens=count(i.text)) for i in best.items))
     text, figures = _settle(lambda f: draft(final, f), count)
     pack = replace(final, rendered_bytes=figures.rendered_bytes, tokens=figures.tokens)

@@ -445,8 +445,8 @@ def _replay_in_worker(
     ablate: bool,
     weights: Weights | None = None,
 ) -> dict[str, Any]:
-    """``_replay_one`` in a pool worker: a cache root (a token-piece store) of its own
-    process, so two workers never share one store."""
+    """``_replay_one`` in a pool worker, with a cache root of its own process, so two
+    workers never share one cache."""
     return _replay_one(task, replay, cache / f"worker-{os.getpid()}", budgets, ablate, weights)
 
 

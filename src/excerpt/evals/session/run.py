@@ -242,7 +242,7 @@ def _run_job(
     from excerpt.evals.fanout import _worker_home
 
     home = _worker_home(scratch)
-    count = TokenCounter(home / "o200k-pieces.sqlite3")
+    count = TokenCounter()
     out = []
     for group in groups:
         workdir = bench._workdir(group.tasks[0], git_dirs, home)
@@ -301,7 +301,7 @@ def _rows(
         by_position = dict(pair for rows in results for pair in rows)
         yield from (by_position[i] for i in range(len(tasks)))
         return
-    count = TokenCounter(out / "cache" / "o200k-pieces.sqlite3")
+    count = TokenCounter()
     (out / "cache").mkdir(parents=True, exist_ok=True)
     for number, task in enumerate(tasks, start=1):
         if run.replay is not None:

@@ -23,9 +23,13 @@ from excerpt.errors import CacheBusy
 from excerpt.index.build import index_repository
 from excerpt.index.store import DB_NAME, IndexStore, writer_lock
 
+# Modules of the cold index a kill interrupts: enough that a kill at a random moment mostly
+# lands while files are parsed and written (the process starts in about a tenth of the run).
+MODULES = 400
+
 
 def _module(i: int) -> str:
-    dep = f"from pkg.m{(i * 7) % 997} import C{(i * 7) % 997}\n" if i else ""
+    dep = f"from pkg.m{(i * 7) % 397} import C{(i * 7) % 397}\n" if i else ""
     body = "".join(
         f"    def method_{k}(self, user_id: int) -> int:\n        return user_id + {k}\n\n"
         for k in range(12)
@@ -37,9 +41,9 @@ def _module(i: int) -> str:
 def big_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("big") / "repo"
     files: dict[str, str] = {"pkg/__init__.py": ""}
-    files.update({f"pkg/m{i}.py": _module(i) for i in range(1200)})
+    files.update({f"pkg/m{i}.py": _module(i) for i in range(MODULES)})
     files.update(
-        {f"tests/test_m{i}.py": f"from pkg.m{i} import C{i}\n" for i in range(0, 1200, 10)}
+        {f"tests/test_m{i}.py": f"from pkg.m{i} import C{i}\n" for i in range(0, MODULES, 10)}
     )
     write_tree(root, files)
     git_commit_all(root)

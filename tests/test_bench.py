@@ -774,3 +774,35 @@ def test_a_recording_made_by_a_build_parsing_other_languages_is_refused(
     run = _replay(shop, copy, tmp_path / "out", "--jobs", "1")
     assert run.code == 2 and "parses other languages" in run.stderr
     assert "record it again" in run.stderr
+
+
+def test_a_recording_keeps_every_candidate_and_the_graph_neighbours_of_the_first_ones(
+    make_repo: Any, cache_dir: Path
+) -> None:
+    """A variant that reorders the candidates, or lifts a neighbour into the pack, replays
+    instead of stopping at a file the recorded run never served."""
+    from excerpt.core.settings import repo_cache_dir
+    from excerpt.evals.bench import _widen
+    from excerpt.evals.recording import RecordingSource
+    from excerpt.index.build import index_repository
+    from excerpt.index.store import IndexStore
+    from excerpt.index.view import RecordingView
+    from excerpt.pack.prepare import WorkspaceFiles
+
+    files = {
+        "pkg/core.py": "from pkg.util import helper\n\n\ndef run():\n    return helper()\n",
+        "pkg/util.py": "def helper():\n    return 1\n",
+        "pkg/cli.py": "from pkg.core import run\n\n\ndef main():\n    run()\n",
+        "pkg/far.py": "def unrelated():\n    return 2\n",
+    }
+    root = make_repo(files)
+    index_repository(root, cache_dir=cache_dir)
+    with IndexStore.open(repo_cache_dir(root.resolve(), cache_dir)) as store:
+        view = RecordingView(store.view())
+        source = RecordingSource(WorkspaceFiles(root))
+        _widen(view, source, ["pkg/core.py"])
+        replay = view.replay()
+    assert replay.covered is not None
+    assert {"pkg/core.py", "pkg/util.py", "pkg/cli.py"} <= replay.covered
+    assert "pkg/far.py" not in replay.covered
+    assert {"pkg/util.py", "pkg/cli.py"} <= set(source.seen)

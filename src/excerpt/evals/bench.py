@@ -377,8 +377,9 @@ def _run_one(
             report=report, gold_present=gold, weights=weights or default_weights(),
         )  # fmt: skip
         row = _score(task, inputs, budgets, ablate, started)
+        candidates = row.pop("candidates")
         if record is not None:
-            _widen(view, source, row["files"])
+            _widen(view, source, candidates)
             write_task_recording(
                 record,
                 TaskRecording(
@@ -392,18 +393,23 @@ def _run_one(
 
 # how many files of each recorded lexical answer a recording also keeps whole
 _WIDEN_LEXICAL = 60
+# how many of the first candidates a recording also keeps the graph neighbours of
+_WIDEN_NEIGHBOURS = 12
 
 
 def _widen(view: RecordingView, source: RecordingSource, ranked: Sequence[str]) -> None:
     """Record what a changed ranking or selection may ask next, beside what this one asked:
     the definitions and bytes of the first files of every recorded lexical answer, of every
-    file defining a name the task gave, and of the tests of the ranked files. A replay with
-    other weights then finds them instead of stopping at a file it never saw."""
+    file defining a name the task gave, of every candidate, and of the import-graph
+    neighbours and tests of the first candidates. A replay with other weights or demotions
+    then finds them instead of stopping at a file it never saw."""
     paths = {p for answer in view.lexical_answers.values() for p, _ in answer[:_WIDEN_LEXICAL]}
     paths |= {s.path for s in view.symbols.values()}
-    top = set(ranked)
-    paths |= {src for src, dst, kind in view.edges() if kind == "tests" and dst in top}
-    paths |= top
+    first = set(ranked[:_WIDEN_NEIGHBOURS])
+    for src, dst, kind in view.edges():
+        if dst in first or (src in first and kind == "imports"):
+            paths |= {src, dst}
+    paths |= set(ranked)
     files = view.files()
     wanted = sorted(p for p in paths if p in files and files[p].status is None)
     view.symbols_in(wanted)
@@ -434,7 +440,14 @@ def _replay_one(
         cache=cache / "repos" / "replay", report=rec.report,
         gold_present=frozenset(rec.gold_present), weights=weights or default_weights(),
     )  # fmt: skip
-    return _score(task, inputs, budgets, ablate, time.perf_counter())
+    try:
+        row = _score(task, inputs, budgets, ablate, time.perf_counter())
+    except ReplayMiss as e:
+        raise ReplayMiss(
+            f"--replay: {task.instance_id}: {e} (record again with this code)"
+        ) from None
+    del row["candidates"]
+    return row
 
 
 def _replay_in_worker(
@@ -484,6 +497,7 @@ def _score(
         "instance_id": task.instance_id,
         "repo": task.repo,
         "files": ranked,
+        "candidates": [c.path for c in prep.candidates],  # for a recording's widening
         "gold": sorted(gold),
         "excerpt": {
             **_file_metrics(ranked, gold),

@@ -406,7 +406,8 @@ class MemoryView:
     def symbols_in(self, paths: Iterable[str]) -> list[SymbolSpan]:
         wanted = set(paths) & set(self.file_infos)
         if self.strict and self.covered is not None and not wanted <= self.covered:
-            raise ReplayMiss("no recorded definitions for some files")
+            missing = sorted(wanted - self.covered)
+            raise ReplayMiss(f"no recorded definitions of {len(missing)} file(s): {missing[0]}, …")
         return sorted((s for s in self.symbols if s.path in wanted), key=_symbol_key)
 
     def edges(self) -> list[Edge]:

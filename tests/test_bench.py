@@ -806,3 +806,27 @@ def test_a_recording_keeps_every_candidate_and_the_graph_neighbours_of_the_first
     assert {"pkg/core.py", "pkg/util.py", "pkg/cli.py"} <= replay.covered
     assert "pkg/far.py" not in replay.covered
     assert {"pkg/util.py", "pkg/cli.py"} <= set(source.seen)
+
+
+def test_a_replay_meeting_a_file_never_recorded_names_it_and_a_lenient_one_counts_it(
+    shop: Shop, recorded: tuple[Run, Path], tmp_path: Path
+) -> None:
+    import gzip
+
+    _, record = recorded
+    copy = tmp_path / "older"
+    shutil.copytree(record, copy)
+    task_file = sorted((copy / "tasks").iterdir())[0]
+    doc = json.loads(gzip.decompress(task_file.read_bytes()))
+    dropped = sorted(doc["files"])[0]
+    del doc["files"][dropped]  # as if an older ranking had never read it
+    task_file.write_bytes(gzip.compress(json.dumps(doc).encode("utf-8")))
+    strict = _replay(shop, copy, tmp_path / "strict", "--jobs", "1")
+    assert strict.code == 2
+    assert doc["instance_id"] in strict.stderr and dropped in strict.stderr
+    lenient = _replay(shop, copy, tmp_path / "lenient", "--jobs", "1", "--lenient")
+    assert lenient.code == 0, lenient.stderr
+    assert lenient.report()["replay_unrecorded"] == {"files": 1, "tasks": 1}
+    assert lenient.details()[doc["instance_id"]]["replay_unrecorded"] == [dropped]
+    live = _bench(shop, tmp_path / "l", "--lenient")
+    assert live.code == 2 and "--lenient is for --replay" in live.stderr

@@ -62,6 +62,12 @@ def register(sub: Any) -> None:
         help="rank and pack from a --record DIR alone: no git directory, tree or index",
     )  # fmt: skip
     loc.add_argument(
+        "--lenient", action="store_true",
+        help="with --replay: a file the ranking now reaches that the recording never held is"
+        " served as unreadable (counted in report.json's replay_unrecorded) instead of refused;"
+        " for trying variants on an older recording, approximately",
+    )  # fmt: skip
+    loc.add_argument(
         "--jobs", type=int, metavar="N",
         help="with --replay: worker processes (default: the number of cores); a live run takes"
         " its workers from --scheduler instead",
@@ -230,6 +236,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--limit must be 0 or more")
     if args.record is not None and args.replay is not None:
         raise UsageError("--record and --replay cannot be used together")
+    if args.lenient and args.replay is None:
+        raise UsageError("--lenient is for --replay")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be 1 or more")
     scheduler = _scheduler(args)
@@ -245,6 +253,7 @@ def run(args: argparse.Namespace) -> int:
             tasks, _git_dirs(args.git_dir), args.out, budgets, progress=bar,
             ablate=args.ablations, record=args.record, replay=args.replay,
             jobs=args.jobs or os.cpu_count() or 1, weights=weights, scheduler=scheduler,
+            lenient=args.lenient,
         )  # fmt: skip
     finally:
         if bar is not None:

@@ -59,13 +59,18 @@ class RecordingSource:
 
 @dataclass(frozen=True, slots=True)
 class ReplaySource:
-    """A ``FileSource`` answering from a recording; a path never read is a ``ReplayMiss``."""
+    """A ``FileSource`` answering from a recording; a path never read is a ``ReplayMiss``,
+    or, given ``unrecorded``, an unreadable file whose path is added to it."""
 
     files: Mapping[str, FileContent | Omission]
+    unrecorded: set[str] | None = None
 
     def read(self, path: str) -> FileContent | Omission:
         if path not in self.files:
-            raise ReplayMiss(f"no recorded read of {path}")
+            if self.unrecorded is None:
+                raise ReplayMiss(f"no recorded read of {path}")
+            self.unrecorded.add(path)
+            return Omission(path=path, reason="unreadable")
         return self.files[path]
 
 

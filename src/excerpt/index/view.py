@@ -361,6 +361,9 @@ class MemoryView:
     # every query has none
     history_answers: Mapping[HistoryKey, Sequence[PastCommit]] | None = None
     strict: bool = False
+    # with ``strict``: when a set, the definitions of files never recorded are none (the
+    # paths are added to it) instead of a ``ReplayMiss``
+    unrecorded: set[str] | None = None
 
     def __post_init__(self) -> None:
         # the file table and the graph are asked for several times per ranking: hold them in
@@ -407,7 +410,12 @@ class MemoryView:
         wanted = set(paths) & set(self.file_infos)
         if self.strict and self.covered is not None and not wanted <= self.covered:
             missing = sorted(wanted - self.covered)
-            raise ReplayMiss(f"no recorded definitions of {len(missing)} file(s): {missing[0]}, …")
+            if self.unrecorded is None:
+                raise ReplayMiss(
+                    f"no recorded definitions of {len(missing)} file(s): {missing[0]}, …"
+                )
+            self.unrecorded.update(missing)
+            wanted &= self.covered
         return sorted((s for s in self.symbols if s.path in wanted), key=_symbol_key)
 
     def edges(self) -> list[Edge]:

@@ -207,3 +207,26 @@ def test_an_exception_the_task_names_counts_less_than_the_code_it_names() -> Non
     assert gains["core/exceptions.py"] == pytest.approx(
         gains["admin/views.py"] * w.error_name_factor
     )
+
+
+def test_a_method_written_with_its_class_locates_its_file_however_many_share_its_name() -> None:
+    # ``_eval_evalf`` is defined by twenty classes; the task writes ``Function._eval_evalf``:
+    # that one definition is as specific as a name defined once
+    paths = [f"pkg/m{n}.py" for n in range(20)]
+    symbols = [
+        _symbol("method", "_eval_evalf", f"C{n}._eval_evalf", 5, 9, p) for n, p in enumerate(paths)
+    ]
+    symbols.append(_symbol("method", "_eval_evalf", "Function._eval_evalf", 3, 8, "pkg/fn.py"))
+    view = MemoryView(file_infos={p: _info(p) for p in [*paths, "pkg/fn.py"]}, symbols=symbols)
+    w = default_weights()
+    task = analyze_task("evalf is not recursive\n\nThe code is in `Function._eval_evalf`.")
+    out = signals.named_symbols(task, view, view.files(), w)
+    gains: dict[str, float] = {}
+    for c in out:
+        gains[c.path] = gains.get(c.path, 0.0) + c.gain
+    assert gains == pytest.approx({"pkg/fn.py": w.defines_exact_gain})
+    bare = signals.named_symbols(
+        analyze_task("evalf is not recursive\n\nThe code is in `_eval_evalf`."),
+        view, view.files(), w,
+    )  # fmt: skip
+    assert not bare  # twenty-one definitions of a bare name locate nothing

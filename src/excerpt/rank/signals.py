@@ -339,15 +339,20 @@ def named_symbols(task: Task, view: IndexView, files: Files, w: Weights) -> list
     opening = task.initial_only - _coded(task, dotted)  # capitalised as any sentence's start
     found = view.symbols_named([name for name in task.identifiers if name not in common])
     defining: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    exactly: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for sym in found:
         defining[sym.name].add((sym.path, sym.qualname))  # a property's setter is one
+        if any(d == sym.qualname or d.endswith("." + sym.qualname) for d in dotted):
+            exactly[sym.name].add((sym.path, sym.qualname))
     gains: dict[tuple[str, str], float] = {}
     out: list[Contribution] = []
     for sym in found:
-        spread = len(defining[sym.name])
+        exact = (sym.path, sym.qualname) in exactly[sym.name]
+        # a name written with its class or module (``Function._eval_evalf``) is as specific
+        # as the definitions of that qualified name, however many others share its last part
+        spread = len(exactly[sym.name] if exact else defining[sym.name])
         if sym.path not in files or spread > w.defines_max_spread:
             continue  # a name defined everywhere (``get``, ``__init__``) locates nothing
-        exact = any(d == sym.qualname or d.endswith("." + sym.qualname) for d in dotted)
         where = "task"
         gain = (w.defines_exact_gain if exact else w.defines_gain) / spread
         if sym.name in opening:
@@ -546,7 +551,9 @@ def _kind_demotion(
         named = _named(words, found.group("word"))
         return None if named else ("example or benchmark code", w.demote_example)
     if found := kinds.NOTES.search(path):
-        named = _named(words, found.group("word") or found.group("dir"))
+        # a task about the changelog says so in its first line; one that writes "update
+        # History.md" further down is doing the bookkeeping of a change made elsewhere
+        named = _named(set(task.title_terms), found.group("word") or found.group("dir"))
         return None if named else ("project notes (changelog, licence, credits)", w.demote_notes)
     if kinds.DOCS.search(path):
         return "documentation", w.demote_docs

@@ -36,6 +36,9 @@ TREE = {
     # manual pages, as written and as a template a build fills in
     "doc/walker.1": f".TH WALKER 1\n.SH DESCRIPTION\n{WORDS}\n.B --hidden\n{WORDS}\n",
     "assets/manual/walker.1.in": f".TH {{{{PROJECT}}}} 1\n.SH OPTIONS\n{WORDS}\n{WORDS}\n",
+    # a web library copied into the package's assets, and a vendored C library
+    "walker/static/jquery.js": f"/* {WORDS} */\nfunction walk(hidden) {{ /* {WORDS} */ }}\n",
+    "extern/libwalk/walk.h": f"/* {WORDS} */\nint walk(int hidden); /* {WORDS} */\n",
     "tests/__init__.py": "",
     "tests/test_hidden.py": (
         "from walker.walk import walk\n\n\ndef test_hidden(tmp_path):\n"
@@ -71,6 +74,8 @@ def test_the_code_outranks_notes_manifests_data_examples_and_tests(
         "tests/test_hidden.py": "test file (the task does not mention tests)",
         "doc/walker.1": "documentation",
         "assets/manual/walker.1.in": "documentation",
+        "walker/static/jquery.js": "library copy",
+        "extern/libwalk/walk.h": "vendored code",
     }
     assert {p: demotion(ranked[p]) for p in expected if p in ranked} == expected
     assert demotion(ranked["walker/walk.py"]) is None
@@ -111,6 +116,13 @@ def test_a_file_the_task_names_by_kind_is_not_demoted_for_its_kind(
     ranked = plan(tmp_path, cache_dir, task)
     assert path in ranked
     assert demotion(ranked[path]) is None
+
+
+def test_a_changelog_updated_in_passing_is_still_notes(tmp_path: Path, cache_dir: Path) -> None:
+    # a commit's last bullet does the bookkeeping of a change made in the code
+    ranked = plan(tmp_path, cache_dir, "Walking skips hidden files\n\n* update CHANGELOG.md")
+    assert ranked["walker/walk.py"]["rank"] < ranked["CHANGELOG.md"]["rank"]
+    assert demotion(ranked["CHANGELOG.md"]) == "project notes (changelog, licence, credits)"
 
 
 SAMPLES = {

@@ -41,7 +41,7 @@ DEMOTIONS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ),
     (
         "vendored code",
-        re.compile(r"(^|/)(vendor|third_party|thirdparty|node_modules)/"),
+        re.compile(r"(^|/)(vendor|_vendor|vendored|third[-_]?party|3rdparty|node_modules|extern)/"),
         "demote_vendored",
     ),
     (
@@ -55,8 +55,16 @@ DEMOTIONS: tuple[tuple[str, re.Pattern[str], str], ...] = (
         "demote_fixture",
     ),
     (
-        "versioned library copy",
-        re.compile(r"-\d+(\.\d+)+(\.min)?\.(js|css)$"),
+        "library copy",
+        # ``jquery-3.5.1.js``, or a library that web projects copy into their asset directory
+        # by its own name (in its own repository it lives in ``src/`` or at the root)
+        re.compile(
+            r"-\d+(\.\d+)+(\.min)?\.(js|css)$"
+            r"|(^|/)(_?static|assets|public|js)/(.+/)?"
+            r"(jquery|underscore|lodash|backbone|bootstrap|modernizr|popper|require)"
+            r"([-.][\w.-]*)?\.(js|css)$",
+            re.I,
+        ),
         "demote_library_copy",
     ),
     ("repository metadata", re.compile(r"(^|/)\.github/"), "demote_repository_metadata"),

@@ -327,6 +327,27 @@ def test_the_file_a_scope_names_ranks_first_and_says_so(
     assert any("scope" in r["detail"] for r in first["reasons"])
 
 
+def test_a_first_line_opening_with_a_file_s_name_pins_that_file(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    tree = {
+        "src/printer.rs": "pub fn print(line: &str) { write(line); }\n",
+        # more of the task's words, and a definition the first line names
+        "src/pretty_printer.rs": (
+            "/// Highlight long lines: de-duplicate the code that highlights them.\n"
+            "pub fn highlight(long_lines: bool) -> bool { long_lines }\n"
+        ),
+    }
+    root = write_tree(tmp_path / "repo", tree)
+    task = "printer.rs: de-duplicate code to highlight long lines"
+    assert analyze_task(task).scope_file == "printer.rs"
+    assert _first_candidate(root, cache_dir, task)["path"] == "src/printer.rs"
+    # written in passing, a bare file name is counted, not pinned
+    passing = "De-duplicate code to highlight long lines, as printer.rs does"
+    assert analyze_task(passing).scope_file is None
+    assert _first_candidate(root, cache_dir, passing)["path"] == "src/pretty_printer.rs"
+
+
 def _first_candidate(root: Path, cache: Path, task: str) -> Any:
     """The top candidate of the task's plan, as its JSON gives it."""
     return build_plan(PackRequest(repo=root, task=task, cache_dir=cache)).to_dict()["candidates"][0]

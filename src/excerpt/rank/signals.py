@@ -268,9 +268,11 @@ def named_paths(
         for path in (p for p in same_name if p == module or p.endswith("/" + module)):
             out.append(Contribution(path, gain, reason))
     for mention in task.paths:
-        # a bare file name ("manage.py", "setup.cfg") is often generic talk; a path is not
-        named = "/" in mention
-        for path in _match_paths(mention, files, by_name):
+        matched = _match_paths(mention, files, by_name)
+        # a bare file name ("manage.py", "setup.cfg") is often generic talk; a path is not,
+        # nor the one file a first line opens with (``printer.rs: …``)
+        named = "/" in mention or (mention == task.scope_file and len(matched) == 1)
+        for path in matched:
             # a test or a test's data named in an issue is where the failure shows, rarely
             # where the change goes: counted, not pinned
             pinned = named and not (files[path].is_test or kinds.TEST_DATA.search(path))

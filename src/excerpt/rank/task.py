@@ -151,6 +151,8 @@ class Task:
     title_words: frozenset[str] = frozenset()  # words of the first line, as written
     prose_words: frozenset[str] = frozenset()  # words outside code blocks and tracebacks
     scope: tuple[str, ...] = ()  # the first line's scope: ``fix(css): …``, ``[router] …``
+    # a file the first line opens with as its subject: ``printer.rs: …``, ``lib/x.js: …``
+    scope_file: str | None = None
     # capitalised words written only where any word is capitalised (``When a …``, ``Admin
     # changelist: …``): their capital says nothing about code
     initial_only: frozenset[str] = frozenset()
@@ -219,6 +221,7 @@ def analyze_task(text: str) -> Task:
         title_words=frozenset(_WORD.findall(title)),
         prose_words=frozenset(_WORD.findall(_prose(text))),
         scope=_scope(title),
+        scope_file=_scope_file(title),
         initial_only=_initial_only(prose),
         chars=chars,
         shortened=shortened,
@@ -319,6 +322,14 @@ _NOT_SCOPES = frozenset(
     ]
 )
 _VERSION = re.compile(r"v?\d[\w.]*")
+# A first line that opens with a file's name and a colon is a change to that file (a commit
+# convention of many projects): unlike a bare ``name:``, the extension says it is a file.
+_FILE_SCOPE = re.compile(r"\s{0,8}((?:[\w.-]{1,60}/){0,8}[\w-]{1,60}\.[A-Za-z][A-Za-z0-9]{0,7}):\s")
+
+
+def _scope_file(title: str) -> str | None:
+    found = _FILE_SCOPE.match(title)
+    return found.group(1) if found else None
 
 
 def _scope(title: str) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from excerpt.cli import main
 from excerpt.pack import PackRequest
 from excerpt.pack.handles import Handle, format_handle, parse_handle
 from excerpt.pack.retrieve import Retrieved, refusal_reason, retrieve
-from excerpt.pipeline import build_pack, get_excerpts
+from excerpt.pipeline import get_excerpts, select_pack
 from open_audit import recording_opens
 
 pytestmark = pytest.mark.timeout(30)
@@ -111,7 +111,7 @@ def packed(make_repo: MakeRepo, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
     repo = make_repo({REFUNDS_PATH: REFUNDS, "README.md": "# Billing\n"})
     # the file takes more than 0.7 of the budget: it comes as excerpts, not whole
     budget = len(REFUNDS.encode()) * 5 // 4
-    pack = build_pack(PackRequest(repo=repo, task=TASK, budget=budget, cache_dir=cache_dir))
+    pack = select_pack(PackRequest(repo=repo, task=TASK, budget=budget, cache_dir=cache_dir))
     items = [
         it
         for it in pack.to_dict()["items"]
@@ -134,7 +134,7 @@ def test_every_handle_a_pack_hands_out_returns_exactly_its_text_and_hash(
     repo = make_repo({REFUNDS_PATH: REFUNDS, "README.md": "# Billing\n"})
     # the file takes more than 0.7 of the budget: it comes as excerpts, not whole
     budget = len(REFUNDS.encode()) * 5 // 4
-    pack = build_pack(PackRequest(repo=repo, task=TASK, budget=budget, cache_dir=cache_dir))
+    pack = select_pack(PackRequest(repo=repo, task=TASK, budget=budget, cache_dir=cache_dir))
     items = pack.to_dict()["items"]
     assert any("def refund_payment" in it["text"] for it in items)
 
@@ -489,6 +489,10 @@ def test_a_path_leaving_the_root_or_naming_a_secret_is_refused_without_opening_i
     # the handle carries the bait's real digest: if it were opened, it would come back fresh
     digest = digest_of(bait_path) if bait_path is not None else ZERO_DIGEST
     handle = f"{rel}#L1-L1@{digest}"
+    # the command's modules are imported once before the audit: a test that runs first in its
+    # worker would otherwise see the interpreter read their bytecode
+    main(["get", "--repo", str(hostile), "--json", "--", f"warm.txt#L1-L1@{ZERO_DIGEST}"])
+    capsys.readouterr()
 
     with recording_opens() as opened:
         code = main(["get", "--repo", str(hostile), "--json", "--", handle])

@@ -30,7 +30,7 @@ from conftest import git, git_commit_all, tree_snapshot, write_tree
 from excerpt.cli import main
 from excerpt.core.tokens import o200k_count
 from excerpt.pack import PackRequest, pack_schema
-from excerpt.pipeline import build_pack, build_plan, export_graph
+from excerpt.pipeline import export_graph, rank_plan, select_pack
 
 # -- fixture repositories --------------------------------------------------------------------
 
@@ -610,14 +610,14 @@ def delivered_of(repo: Path, task: str, cache: Path, budget: int = 32_000, **kw:
 
 def pack_of(repo: Path, task: str, cache: Path, budget: int = 32_000, **kw: Any) -> Doc:
     return dict(
-        build_pack(
+        select_pack(
             PackRequest(repo=repo, task=task, budget=budget, cache_dir=cache, **kw)
         ).to_dict()
     )
 
 
 def plan_of(repo: Path, task: str, cache: Path, **kw: Any) -> Doc:
-    return dict(build_plan(PackRequest(repo=repo, task=task, cache_dir=cache, **kw)).to_dict())
+    return dict(rank_plan(PackRequest(repo=repo, task=task, cache_dir=cache, **kw)).to_dict())
 
 
 def canonical(obj: Any) -> bytes:

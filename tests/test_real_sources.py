@@ -29,7 +29,7 @@ import platformdirs
 import pytest
 
 from excerpt.pack import PackRequest
-from excerpt.pipeline import build_pack
+from excerpt.pipeline import select_pack
 
 pytestmark = pytest.mark.timeout(600)  # the first case of each package waits for its download
 
@@ -170,7 +170,7 @@ def index_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _ranked(root: Path, cache: Path, task: str) -> list[str]:
-    pack = build_pack(PackRequest(repo=root, task=task, budget=BUDGET, cache_dir=cache))
+    pack = select_pack(PackRequest(repo=root, task=task, budget=BUDGET, cache_dir=cache))
     return list(dict.fromkeys(item.path for item in pack.items))
 
 

@@ -13,6 +13,11 @@ Each step is one call into its package, and this module is the only place they m
 
 Below this module nothing refreshes an index or opens a store on its own initiative:
 ranking reads an ``IndexView``, selection a ``Prepared``.
+
+Two layers, two names: ``select_pack`` and ``rank_plan`` here are the selection beneath a
+surface (a ``Pack`` whose excerpt text fits the budget, unrendered); what the CLI and the MCP
+tools give a model is ``excerpt.deliver.build_pack`` and ``build_plan`` (the whole rendering
+fitted to the budget). A figure of what a user waits for times the latter.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from excerpt.pack.prepare import PackRequest, Prepared, WorkspaceFiles, prepare_
 from excerpt.pack.retrieve import Retrieved, retrieve
 from excerpt.rank.task import analyze_task
 
-__all__ = ["build_pack", "build_plan", "export_graph", "get_excerpts", "prepare"]
+__all__ = ["export_graph", "get_excerpts", "prepare", "rank_plan", "select_pack"]
 
 
 def prepare(request: PackRequest, progress: ProgressFn | None = None) -> Prepared:
@@ -63,7 +68,7 @@ def prepare(request: PackRequest, progress: ProgressFn | None = None) -> Prepare
         )  # fmt: skip
 
 
-def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan:
+def rank_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan:
     """Ranked regions with reasons and sizes, and no source text (SPEC §4).
 
     Raises:
@@ -72,7 +77,7 @@ def build_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan
     return plan_of(prepare(request, progress))
 
 
-def build_pack(request: PackRequest, progress: ProgressFn | None = None) -> Pack:
+def select_pack(request: PackRequest, progress: ProgressFn | None = None) -> Pack:
     """A pack whose excerpt text fits ``request.budget`` bytes (SPEC §3.2's selection).
 
     What a model receives is bounded by ``excerpt.deliver``, which fits the whole rendering

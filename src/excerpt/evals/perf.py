@@ -152,12 +152,12 @@ def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
             interpreter is not one, or has no aider.
         EnvironmentFault: Aider's repo map crashed or timed out.
     """
+    from excerpt.deliver import build_pack  # what the CLI and the MCP tools call
     from excerpt.evals import aider_peer
     from excerpt.evals.savings import derived_tasks
     from excerpt.evals.synthetic import write_tree
     from excerpt.index.build import index_repository
     from excerpt.pack import PackRequest
-    from excerpt.pipeline import build_pack
 
     say = progress or (lambda _: None)
     if run.synthetic is None and not run.repo.is_dir():

@@ -163,7 +163,9 @@ def test_a_changed_import_row_is_found_when_the_graph_is_built_and_the_file_read
         "UPDATE imports SET module = 'billing.invoices' WHERE file_id ="
         " (SELECT id FROM files WHERE path = 'billing/refunds.py')",
     )
-    (repo / "README.md").write_text("# Billing\n\nChanged.\n", encoding="utf-8")  # a run
+    # a run that builds the graph: a file is added (an edit that leaves every file's imports
+    # alone keeps the graph, and reads no import row)
+    (repo / "billing/audit.py").write_text("from billing.ledger import post\n", encoding="utf-8")
     report = index_repository(repo, cache_dir=cache)
     assert (report.rows_rebuilt, report.rebuilt) == (1, None)
     index_repository(repo, cache_dir=fresh)

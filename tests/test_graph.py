@@ -681,3 +681,41 @@ def test_an_index_built_under_the_narrower_test_rules_is_migrated_and_its_graph_
         "src/integrationTest/java/com/shop/Fixtures.java": True,
     }
     assert edges(migrated) == edges(fresh) != set()
+
+
+@pytest.mark.parametrize(("files", "expected_edges", "expected_symbols"), FIXTURES)
+def test_an_edit_that_leaves_a_file_s_imports_alone_keeps_the_graph_without_a_rebuild(
+    make_repo: MakeRepo,
+    cache_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    files: dict[str, str],
+    expected_edges: set[EdgeRow],
+    expected_symbols: set[tuple[str, str, str]],
+) -> None:
+    import excerpt.index.build as build
+
+    repo = make_repo(files)
+    index_snapshot(repo, cache_dir)
+    rebuilds: list[int] = []
+
+    def counted(facts: Any) -> Any:
+        rebuilds.append(1)
+        return resolve_graph(facts)
+
+    monkeypatch.setattr(build, "resolve_graph", counted)
+    for path in sorted(files):  # every file in turn, its bytes changed below its imports
+        with (repo / path).open("a", encoding="utf-8") as fh:
+            fh.write("\n\n")
+        snap = index_snapshot(repo, cache_dir)
+        assert edges(snap) == expected_edges, path
+    assert rebuilds == []
+    # and what it kept is what an index built from nothing gives
+    assert edges(index_snapshot(repo, tmp_path / "fresh")) == expected_edges
+    # an edit that changes a file's imports rebuilds it
+    importer = min(e[0] for e in expected_edges if e[2] == "imports")
+    rebuilds.clear()
+    (repo / importer).write_text("", encoding="utf-8")
+    snap = index_snapshot(repo, cache_dir)
+    assert rebuilds == [1]
+    assert not any(e[0] == importer and e[2] == "imports" for e in edges(snap))

@@ -1,7 +1,8 @@
 """Bring a repository's index up to date: discover, read what changed, write, resolve.
 
 Crash-safe by construction: file rows are written in batched transactions, each row
-self-contained; the graph is rebuilt whenever a batch changed anything (``graph_dirty``), and a
+self-contained; the graph is rebuilt whenever a batch changed what resolution reads of a file
+(a file added or removed, its imports, language, package or manifest: ``graph_dirty``), and a
 run that never finished leaves ``clean=0`` so the next open checks integrity first.
 """
 

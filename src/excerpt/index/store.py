@@ -206,11 +206,16 @@ class IndexStore:
                 c.executemany("DELETE FROM repairs WHERE path = ?", done)
 
     def write_files(self, records: Sequence[FileRecord]) -> None:
-        """Insert or replace files with all their derived rows, in one transaction."""
+        """Insert or replace files with all their derived rows, in one transaction. The graph
+        is marked for rebuilding only when what resolution reads of a file changed (a new
+        file, its language, package, manifest, status or import rows): an edit inside a
+        function keeps the file's edges, and the graph stays what a rebuild would give."""
         with self.transaction() as c:
-            c.execute("UPDATE meta SET value = '1' WHERE key = 'graph_dirty'")
+            dirty = False
             for rec in records:
-                _write_file(c, rec)
+                dirty = _write_file(c, rec) or dirty
+            if dirty:
+                c.execute("UPDATE meta SET value = '1' WHERE key = 'graph_dirty'")
 
     def delete_paths(self, paths: Iterable[str]) -> None:
         ids = [
@@ -412,8 +417,11 @@ def _scalar(c: sqlite3.Connection, sql: str) -> int:
     return int(c.execute(sql).fetchone()[0])
 
 
-def _write_file(c: sqlite3.Connection, rec: FileRecord) -> None:
-    row = c.execute("SELECT id FROM files WHERE path = ?", (rec.path,)).fetchone()
+def _write_file(c: sqlite3.Connection, rec: FileRecord) -> bool:
+    """Write one file's rows; whether what graph resolution reads of it changed."""
+    row = c.execute(
+        "SELECT id, language, package, manifest, status FROM files WHERE path = ?", (rec.path,)
+    ).fetchone()
     values = (
         rec.size, rec.mtime_ns, rec.sha256, rec.language, rec.encoding, rec.lines, rec.status,
         int(rec.is_test), rec.package, rec.manifest,
@@ -424,6 +432,7 @@ def _write_file(c: sqlite3.Connection, rec: FileRecord) -> None:
         *values, file_row_check((rec.path, *values)), rec.git_blob,
         symbols_check(symbols), imports_check(imports), terms_check(rec.lexicon_blob),
     )  # fmt: skip
+    changed = True
     if row is None:
         file_id = c.execute(
             f"INSERT INTO files({FILE_COLUMNS}, checksum, git_blob, symbols_check,"
@@ -432,7 +441,15 @@ def _write_file(c: sqlite3.Connection, rec: FileRecord) -> None:
         ).lastrowid
     else:
         file_id = row[0]
-        _delete_children(c, [(file_id,)])
+        before = c.execute(
+            "SELECT module, names, line, kind FROM imports WHERE file_id = ? ORDER BY rowid",
+            (file_id,),
+        ).fetchall()
+        changed = (
+            tuple(row[1:]) != (rec.language, rec.package, rec.manifest, rec.status)
+            or [tuple(r) for r in before] != imports
+        )
+        _delete_children(c, [(file_id,)], edges=changed)
         c.execute(
             "UPDATE files SET size=?, mtime_ns=?, sha256=?, language=?, encoding=?, lines=?,"
             " status=?, is_test=?, package=?, manifest=?, checksum=?, git_blob=?,"
@@ -456,10 +473,12 @@ def _write_file(c: sqlite3.Connection, rec: FileRecord) -> None:
         c.execute(
             "INSERT INTO lexicon_docs(file_id, data) VALUES(?,?)", (file_id, rec.lexicon_blob)
         )
+    return changed
 
 
-def _delete_children(c: sqlite3.Connection, ids: list[tuple[int]]) -> None:
-    """Delete the rows derived from these files.
+def _delete_children(c: sqlite3.Connection, ids: list[tuple[int]], *, edges: bool = True) -> None:
+    """Delete the rows derived from these files (their graph edges too, unless ``edges`` is
+    off: a file rewritten with what resolution reads of it unchanged keeps them).
 
     Raises:
         CorruptIndex: a file's indexed terms do not match their digest: deleting them from
@@ -482,7 +501,8 @@ def _delete_children(c: sqlite3.Connection, ids: list[tuple[int]]) -> None:
             )
     for table in ("symbols", "imports", "lexicon_docs"):
         c.executemany(f"DELETE FROM {table} WHERE file_id = ?", ids)
-    c.executemany("DELETE FROM edges WHERE src_id = ? OR dst_id = ?", [(i, i) for (i,) in ids])
+    if edges:
+        c.executemany("DELETE FROM edges WHERE src_id = ? OR dst_id = ?", [(i, i) for (i,) in ids])
 
 
 def _delete_commits(c: sqlite3.Connection, shas: Sequence[str]) -> int:

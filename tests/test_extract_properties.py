@@ -158,6 +158,7 @@ def test_any_text_with_surrogates_bidi_and_nul(language: str, text: str) -> None
     check_extraction(language, encode(text))
 
 
+@pytest.mark.slow  # 200 generated sources per parser: run after the timed command
 @LANGUAGES
 @given(data=st.data())
 @pytest.mark.reliability("B2.19", cases=200)
@@ -213,6 +214,7 @@ SAMPLE_PATHS = {
 }
 
 
+@pytest.mark.slow  # 200 generated sources per parser: run after the timed command
 @LANGUAGES
 @given(data=st.data())
 @pytest.mark.reliability("B2.19", cases=200)

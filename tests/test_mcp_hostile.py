@@ -424,6 +424,7 @@ def call_all(live: Live, arguments: dict[str, dict[str, Any]]) -> dict[str, Any]
     return results
 
 
+@pytest.mark.slow  # 200 generated calls of every tool: run after the timed command
 @pytest.mark.reliability("B5.36", cases=200 * len(TOOLS))
 def test_every_tool_answers_arguments_generated_from_its_own_schema(live: Live) -> None:
     assert set(live.schemas) == set(TOOLS)

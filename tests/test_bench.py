@@ -761,12 +761,17 @@ def test_a_weights_variant_changes_the_ranking_and_replays_the_same(
     assert live.predictions() != full.predictions()
 
 
+def _older_copy(recorded: tuple[Run, Path], tmp_path: Path) -> Path:
+    """A copy of the recording, for a test to age by hand."""
+    copy = tmp_path / "older"
+    shutil.copytree(recorded[1], copy)
+    return copy
+
+
 def test_a_recording_made_by_a_build_parsing_other_languages_is_refused(
     shop: Shop, recorded: tuple[Run, Path], tmp_path: Path
 ) -> None:
-    _, record = recorded
-    copy = tmp_path / "older"
-    shutil.copytree(record, copy)
+    copy = _older_copy(recorded, tmp_path)
     marker = copy / "recording.json"
     doc = json.loads(marker.read_text(encoding="utf-8"))
     doc["parsed_languages"] = doc["parsed_languages"][:-1]
@@ -813,9 +818,7 @@ def test_a_replay_meeting_a_file_never_recorded_names_it_and_a_lenient_one_count
 ) -> None:
     import gzip
 
-    _, record = recorded
-    copy = tmp_path / "older"
-    shutil.copytree(record, copy)
+    copy = _older_copy(recorded, tmp_path)
     task_file = sorted((copy / "tasks").iterdir())[0]
     doc = json.loads(gzip.decompress(task_file.read_bytes()))
     dropped = sorted(doc["files"])[0]

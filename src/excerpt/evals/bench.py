@@ -445,7 +445,8 @@ def _replay_one(
             raise ReplayMiss(f"no recorded read of {path}")
         return rec.raw[path]
 
-    view = dataclasses.replace(rec.view, unrecorded=unrecorded)
+    # a lenient view is a copy (its tables sorted again): only when asked for
+    view = rec.view if unrecorded is None else dataclasses.replace(rec.view, unrecorded=unrecorded)
     inputs = _Inputs(
         view=view, source=ReplaySource(rec.files, unrecorded), raw=read_raw, root=Path(rec.root),
         cache=cache / "repos" / "replay", report=rec.report,

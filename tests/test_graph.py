@@ -15,7 +15,7 @@ import pytest
 from excerpt.index.build import index_repository
 from excerpt.index.db import DB_NAME
 from excerpt.index.extract import Import
-from excerpt.index.resolve import FileFacts, is_test_path, resolve_graph
+from excerpt.index.resolve import FileFacts, is_test_path, resolve_graph, resolve_imports
 from excerpt.index.store import IndexStore
 
 MakeRepo = Callable[..., Path]
@@ -712,10 +712,27 @@ def test_an_edit_that_leaves_a_file_s_imports_alone_keeps_the_graph_without_a_re
     assert rebuilds == []
     # and what it kept is what an index built from nothing gives
     assert edges(index_snapshot(repo, tmp_path / "fresh")) == expected_edges
-    # an edit that changes a file's imports rebuilds it
+    # an edit that changes a file's imports resolves that file's imports alone
+    resolved: list[list[str]] = []
+
+    def one(facts: Any, sources: Any) -> Any:
+        resolved.append(sorted(sources))
+        return resolve_imports(facts, sources)
+
+    monkeypatch.setattr(build, "resolve_imports", one)
     importer = min(e[0] for e in expected_edges if e[2] == "imports")
     rebuilds.clear()
-    (repo / importer).write_text("", encoding="utf-8")
+    held = {r[3] for r in snap["imports"] if r[0] == importer}  # the import statements' lines
+    text = (repo / importer).read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = ["\n" if n in held else line for n, line in enumerate(text, start=1)]
+    (repo / importer).write_text("".join(kept), encoding="utf-8")
+    snap = index_snapshot(repo, cache_dir)
+    assert (rebuilds, resolved) == ([], [[importer]])
+    assert not any(e[0] == importer and e[2] == "imports" for e in edges(snap))
+    assert edges(snap) == edges(index_snapshot(repo, tmp_path / "fresh-after-import-edit"))
+    # a removed file asks for the whole graph
+    rebuilds.clear()
+    (repo / importer).unlink()
     snap = index_snapshot(repo, cache_dir)
     assert rebuilds == [1]
-    assert not any(e[0] == importer and e[2] == "imports" for e in edges(snap))
+    assert edges(snap) == edges(index_snapshot(repo, tmp_path / "fresh-after-remove"))

@@ -1,9 +1,10 @@
 """Bring a repository's index up to date: discover, read what changed, write, resolve.
 
 Crash-safe by construction: file rows are written in batched transactions, each row
-self-contained; the graph is rebuilt whenever a batch changed what resolution reads of a file
-(a file added or removed, its imports, language, package or manifest: ``graph_dirty``), and a
-run that never finished leaves ``clean=0`` so the next open checks integrity first.
+self-contained; the graph is resolved again in the batch's wake: a file's own imports alone when
+only its import rows changed (``graph_pending``), the whole graph when a file was added or
+removed or its language, package or manifest changed (``graph_dirty``); a run that never
+finished leaves ``clean=0`` so the next open checks integrity first.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from excerpt.index.history import (
 from excerpt.index.lang import extraction_signature, language_of
 from excerpt.index.process import process_paths
 from excerpt.index.records import FileRecord
-from excerpt.index.resolve import is_test_path, resolve_graph
+from excerpt.index.resolve import is_test_path, resolve_graph, resolve_imports
 from excerpt.index.store import CorruptIndex, DamagedRows, IndexStore, is_corruption, writer_lock
 from excerpt.index.workers import CRASHED, WorkerPool
 
@@ -223,7 +224,7 @@ def _update(
     repairs = store.repairs()
     mended = sorted(repairs & keep)
     todo += sorted(set(mended) - set(todo))
-    if not todo and not set(stored) - keep and not store.graph_dirty():
+    if not todo and not set(stored) - keep and not store.graph_stale():
         # nothing changed: a refresh is a read, not a run (no write on every pack)
         store.replace_omitted(found.omitted)
         if store.meta("clean") != "1":  # a run killed after its last write
@@ -256,7 +257,7 @@ def _update(
     store.replace_omitted(omitted)
     store.clear_repairs(repairs)
     crash_point("index.before_graph")
-    damaged = _resolve(store, progress) if store.graph_dirty() else ()
+    damaged = _resolve(store, progress) if store.graph_stale() else ()
     store.conn.execute(
         "UPDATE runs SET finished_ns = ?, files_written = ?, files_removed = ? WHERE id = ?",
         (time.time_ns(), len(todo), len(removed), run),
@@ -274,14 +275,19 @@ def _update(
 
 
 def _resolve(store: IndexStore, progress: ProgressFn | None) -> tuple[str, ...]:
-    """Rebuild the graph; the files whose import rows are damaged instead, if any."""
+    """Resolve the graph again (the whole of it, or the imports of the files pending); the
+    files whose import rows are damaged instead, if any."""
     if progress is not None:
         progress(0, 0, "graph")
+    sources = None if store.graph_dirty() else store.graph_pending()
     try:
-        facts = store.facts()
+        facts = store.facts(sources)
     except DamagedRows as exc:
         return exc.paths
-    store.replace_edges(resolve_graph(facts))
+    if sources is None:
+        store.replace_edges(resolve_graph(facts))
+    else:
+        store.replace_edges(resolve_imports(facts, sources), sources=sources)
     return ()
 
 

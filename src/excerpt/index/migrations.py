@@ -137,4 +137,10 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT OR IGNORE INTO meta(key, value) VALUES ('history_head', ''), ('history_key', ''),
         ('history_truncated', '0')
     """,
+    # 6: the files whose import rows changed while what the resolvers' tables are built from
+    # (paths, languages, packages, manifests) did not: only their own imports are resolved
+    # again (``graph_dirty`` still asks for the whole graph).
+    """
+    CREATE TABLE IF NOT EXISTS graph_pending(path TEXT PRIMARY KEY)
+    """,
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from excerpt.index.lang import by_name, is_test_path, rules_for_tests
@@ -23,7 +23,7 @@ from excerpt.index.lang.base import (
     Workspace,
 )
 
-__all__ = ["Edge", "FileFacts", "is_test_path", "resolve_graph"]
+__all__ = ["Edge", "FileFacts", "is_test_path", "resolve_graph", "resolve_imports"]
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -46,11 +46,31 @@ def _workspace(files: Iterable[FileFacts]) -> Workspace:
 def resolve_graph(files: Iterable[FileFacts]) -> list[Edge]:
     """Import edges and test associations among ``files``, sorted and unique."""
     ws = _workspace(files)
+    imports = _import_edges(ws, ws.by_path)
+    return sorted(imports | _test_edges(ws.by_path, imports))
+
+
+def resolve_imports(files: Iterable[FileFacts], sources: Collection[str]) -> list[Edge]:
+    """The edges the imports of ``sources`` make among ``files``: their import edges and the
+    test associations those give, sorted and unique.
+
+    This is all a change to those files' imports alone changes in ``resolve_graph``'s
+    answer: a resolver's tables are built from the workspace's paths, languages, packages and
+    manifests, never from its imports, and a test associated by name is found by its path.
+    Only the facts of ``sources`` need their imports.
+    """
+    ws = _workspace(files)
+    imports = _import_edges(ws, [p for p in sources if p in ws.by_path])
+    return sorted(imports | _tests_by_import(imports, _families(ws.by_path)))
+
+
+def _import_edges(ws: Workspace, sources: Iterable[str]) -> set[Edge]:
     resolvers: dict[ResolverFactory, Resolve] = {}  # a family's tables are built once
     edges: set[Edge] = set()
-    for path, facts in ws.by_path.items():
+    for path in sources:
+        facts = ws.by_path[path]
         lang = by_name(facts.language)
-        if lang is None or lang.resolver is None:
+        if lang is None or lang.resolver is None or not facts.imports:
             continue
         resolve = resolvers.get(lang.resolver)
         if resolve is None:
@@ -59,8 +79,18 @@ def resolve_graph(files: Iterable[FileFacts]) -> list[Edge]:
             for dst in resolve(path, imp):
                 if dst != path:
                     edges.add(Edge(path, dst, "imports", "import"))
-    edges |= _test_edges(ws.by_path, edges)
-    return sorted(edges)
+    return edges
+
+
+def _tests_by_import(imports: set[Edge], families: Mapping[str, str]) -> set[Edge]:
+    """A test of a parsed language is associated with each file it imports that is not one."""
+
+    def test(path: str) -> bool:
+        return path in families and is_test_path(path)
+
+    return {
+        Edge(e.src, e.dst, "tests", "import") for e in imports if test(e.src) and not test(e.dst)
+    }
 
 
 def _families(by_path: Mapping[str, FileFacts]) -> dict[str, str]:
@@ -81,11 +111,7 @@ def _test_edges(by_path: Mapping[str, FileFacts], imports: set[Edge]) -> set[Edg
         if path not in tests:
             stem = path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
             sources[(family, stem)].append(path)
-    out = {
-        Edge(e.src, e.dst, "tests", "import")
-        for e in imports
-        if e.src in tests and e.dst not in tests
-    }
+    out = _tests_by_import(imports, families)
     for test in sorted(tests):
         rules = rules_for_tests(test)
         subject = rules.subject(test) if rules is not None else None

@@ -11,9 +11,9 @@ import json
 import logging
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from excerpt.discover.reader import Omission
 from excerpt.errors import CacheFault
@@ -206,16 +206,23 @@ class IndexStore:
                 c.executemany("DELETE FROM repairs WHERE path = ?", done)
 
     def write_files(self, records: Sequence[FileRecord]) -> None:
-        """Insert or replace files with all their derived rows, in one transaction. The graph
-        is marked for rebuilding only when what resolution reads of a file changed (a new
-        file, its language, package, manifest, status or import rows): an edit inside a
-        function keeps the file's edges, and the graph stays what a rebuild would give."""
+        """Insert or replace files with all their derived rows, in one transaction.
+
+        What the graph needs next is recorded in the same transaction: nothing when what
+        resolution reads of every file is unchanged (an edit inside a function keeps its
+        edges); the file's path in ``graph_pending`` when only its import rows changed (only
+        its own imports are resolved again); the whole graph (``graph_dirty``) for a new file
+        or a changed language, package, manifest or status, from which the resolvers' tables
+        are built.
+        """
         with self.transaction() as c:
-            dirty = False
-            for rec in records:
-                dirty = _write_file(c, rec) or dirty
-            if dirty:
+            changes = [(rec.path, _write_file(c, rec)) for rec in records]
+            if any(change == "layout" for _, change in changes):
                 c.execute("UPDATE meta SET value = '1' WHERE key = 'graph_dirty'")
+            c.executemany(
+                "INSERT OR IGNORE INTO graph_pending(path) VALUES(?)",
+                [(path,) for path, change in changes if change == "imports"],
+            )
 
     def delete_paths(self, paths: Iterable[str]) -> None:
         ids = [
@@ -243,24 +250,50 @@ class IndexStore:
     # -- graph -----------------------------------------------------------------------------
 
     def graph_dirty(self) -> bool:
+        """Whether the whole graph must be resolved again."""
         return self.meta("graph_dirty") != "0"
 
-    def facts(self) -> list[FileFacts]:
-        """What graph resolution needs of every indexed file.
+    def graph_pending(self) -> list[str]:
+        """The files whose own imports must be resolved again, and nothing else."""
+        return [
+            str(r[0]) for r in self.conn.execute("SELECT path FROM graph_pending ORDER BY path")
+        ]
+
+    def graph_stale(self) -> bool:
+        return (
+            self.graph_dirty()
+            or self.conn.execute("SELECT 1 FROM graph_pending LIMIT 1").fetchone() is not None
+        )
+
+    def facts(self, importing: Collection[str] | None = None) -> list[FileFacts]:
+        """What graph resolution needs of every indexed file: with ``importing``, the import
+        rows of those files alone (the others' are not read: no resolver's tables depend on
+        them).
 
         Raises:
-            DamagedRows: some files' import rows do not match their digest.
+            DamagedRows: some files' import rows (of those read) do not match their digest.
         """
-        rows: dict[int, list[tuple[str, str, int, str]]] = {}
-        for file_id, module, names, line, kind in self.conn.execute(
-            "SELECT file_id, module, names, line, kind FROM imports ORDER BY file_id, rowid"
-        ):
-            rows.setdefault(file_id, []).append((module, names, line, kind))
         files = self.conn.execute(
             "SELECT id, path, language, package, manifest, imports_check FROM files"
             " WHERE status IS NULL"
         ).fetchall()
-        damaged = [r[1] for r in files if imports_check(rows.get(r[0], ())) != r[5]]
+        if importing is None:
+            query = "SELECT file_id, module, names, line, kind FROM imports ORDER BY file_id, rowid"
+            read = files
+        else:
+            wanted = set(importing)
+            read = [r for r in files if r[1] in wanted]
+            marks = ",".join("?" * len(read))
+            query = (
+                "SELECT file_id, module, names, line, kind FROM imports"
+                f" WHERE file_id IN ({marks}) ORDER BY file_id, rowid"
+            )
+        rows: dict[int, list[tuple[str, str, int, str]]] = {}
+        for file_id, module, names, line, kind in self.conn.execute(
+            query, [] if importing is None else [r[0] for r in read]
+        ):
+            rows.setdefault(file_id, []).append((module, names, line, kind))
+        damaged = [r[1] for r in read if imports_check(rows.get(r[0], ())) != r[5]]
         if damaged:
             raise DamagedRows(damaged)
         return [
@@ -277,15 +310,41 @@ class IndexStore:
             for file_id, path, language, package, manifest, _ in files
         ]
 
-    def replace_edges(self, edges: Iterable[Edge]) -> None:
+    def replace_edges(
+        self, edges: Iterable[Edge], *, sources: Collection[str] | None = None
+    ) -> None:
+        """Store the resolved graph, writing only the rows that differ from the stored ones.
+
+        With ``sources``, ``edges`` are what those files' imports give (their import edges
+        and the test associations made by import); the rest of the graph is kept.
+        """
         with self.transaction() as c:
             ids = dict(c.execute("SELECT path, id FROM files"))
-            c.execute("DELETE FROM edges")
+            new = {(ids[e.src], ids[e.dst], e.kind, e.evidence) for e in edges}
+            if sources is None:
+                old = set(c.execute("SELECT src_id, dst_id, kind, evidence FROM edges"))
+                c.execute("DELETE FROM graph_pending")
+                c.execute("UPDATE meta SET value = '0' WHERE key = 'graph_dirty'")
+            else:
+                src_ids = [(ids[p],) for p in sources if p in ids]
+                old = {
+                    tuple(row)
+                    for (src_id,) in src_ids
+                    for row in c.execute(
+                        "SELECT src_id, dst_id, kind, evidence FROM edges WHERE src_id = ?"
+                        " AND (kind = 'imports' OR evidence = 'import')",
+                        (src_id,),
+                    )
+                }
+                c.executemany("DELETE FROM graph_pending WHERE path = ?", [(p,) for p in sources])
+            c.executemany(
+                "DELETE FROM edges WHERE src_id = ? AND dst_id = ? AND kind = ? AND evidence = ?",
+                sorted(old - new),
+            )
             c.executemany(
                 "INSERT OR IGNORE INTO edges(src_id, dst_id, kind, evidence) VALUES(?,?,?,?)",
-                [(ids[e.src], ids[e.dst], e.kind, e.evidence) for e in edges],
+                sorted(new - old),
             )
-            c.execute("UPDATE meta SET value = '0' WHERE key = 'graph_dirty'")
 
     # -- history ---------------------------------------------------------------------------
 
@@ -417,8 +476,14 @@ def _scalar(c: sqlite3.Connection, sql: str) -> int:
     return int(c.execute(sql).fetchone()[0])
 
 
-def _write_file(c: sqlite3.Connection, rec: FileRecord) -> bool:
-    """Write one file's rows; whether what graph resolution reads of it changed."""
+GraphChange = Literal["same", "imports", "layout"]
+"""What a rewritten file changes of the graph's input: nothing; its own import rows alone;
+or what the resolvers' tables are built from (a new file, its language, package, manifest or
+status)."""
+
+
+def _write_file(c: sqlite3.Connection, rec: FileRecord) -> GraphChange:
+    """Write one file's rows; what changed of what graph resolution reads of it."""
     row = c.execute(
         "SELECT id, language, package, manifest, status FROM files WHERE path = ?", (rec.path,)
     ).fetchone()
@@ -432,7 +497,7 @@ def _write_file(c: sqlite3.Connection, rec: FileRecord) -> bool:
         *values, file_row_check((rec.path, *values)), rec.git_blob,
         symbols_check(symbols), imports_check(imports), terms_check(rec.lexicon_blob),
     )  # fmt: skip
-    changed = True
+    change: GraphChange = "layout"
     if row is None:
         file_id = c.execute(
             f"INSERT INTO files({FILE_COLUMNS}, checksum, git_blob, symbols_check,"
@@ -441,15 +506,14 @@ def _write_file(c: sqlite3.Connection, rec: FileRecord) -> bool:
         ).lastrowid
     else:
         file_id = row[0]
-        before = c.execute(
-            "SELECT module, names, line, kind FROM imports WHERE file_id = ? ORDER BY rowid",
-            (file_id,),
-        ).fetchall()
-        changed = (
-            tuple(row[1:]) != (rec.language, rec.package, rec.manifest, rec.status)
-            or [tuple(r) for r in before] != imports
-        )
-        _delete_children(c, [(file_id,)], edges=changed)
+        if tuple(row[1:]) == (rec.language, rec.package, rec.manifest, rec.status):
+            before = c.execute(
+                "SELECT module, names, line, kind FROM imports WHERE file_id = ? ORDER BY rowid",
+                (file_id,),
+            ).fetchall()
+            change = "same" if [tuple(r) for r in before] == imports else "imports"
+        # the edges stay until the graph is resolved again (in the transaction that does it)
+        _delete_children(c, [(file_id,)], edges=change == "layout")
         c.execute(
             "UPDATE files SET size=?, mtime_ns=?, sha256=?, language=?, encoding=?, lines=?,"
             " status=?, is_test=?, package=?, manifest=?, checksum=?, git_blob=?,"
@@ -473,7 +537,7 @@ def _write_file(c: sqlite3.Connection, rec: FileRecord) -> bool:
         c.execute(
             "INSERT INTO lexicon_docs(file_id, data) VALUES(?,?)", (file_id, rec.lexicon_blob)
         )
-    return changed
+    return change
 
 
 def _delete_children(c: sqlite3.Connection, ids: list[tuple[int]], *, edges: bool = True) -> None:

@@ -1196,3 +1196,47 @@ def test_the_mcp_inspector_calls_context_pack_and_gets_the_expected_file(
     assert "class RefundService" in text
     assert "structuredContent" not in result  # what the model would see is the text
     assert len(text.encode()) <= 2000
+
+
+def test_an_edit_between_two_calls_of_one_server_is_in_the_second_answer(
+    make_repo: Callable[..., Path], cache_dir: Path, tmp_path: Path
+) -> None:
+    """A long-lived ``excerpt mcp`` process serves what the tree holds now: text written
+    after the first pack (a new function, a new import) is in the next pack, and the first
+    pack's handle on the edited file is refused as stale."""
+    repo = make_repo(SHOP)
+
+    def call(server: RawServer, request_id: int, name: str, arguments: dict[str, Any]) -> str:
+        answer = server.request(request_id, "tools/call", {"name": name, "arguments": arguments})
+        assert answer["result"].get("isError") is not True, answer
+        return "".join(c["text"] for c in answer["result"]["content"] if c["type"] == "text")
+
+    with RawServer(repo, cache_dir, tmp_path / "stderr.txt") as server:
+        server.handshake()
+        first = json.loads(call(server, 2, "context_pack", {"task": TASK, "format": "json"}))
+        held = [e for e in first["items"] if e["path"] == EXPECTED_FILE]
+        assert held and "refund_with_fee" not in json.dumps(first)
+        (repo / EXPECTED_FILE).write_text(
+            (repo / EXPECTED_FILE)
+            .read_text(encoding="utf-8")
+            .replace(
+                "from app.orders import Order\n",
+                "from app.orders import Order\nfrom app.shipping import ship\n",
+            )
+            + "\n\ndef refund_with_fee(order: Order, fee: int) -> int:\n"
+            "    return RefundService().refund(order, fee) - 1\n",
+            encoding="utf-8",
+        )
+        second = json.loads(
+            call(
+                server, 3, "context_pack",
+                {"task": "refund_with_fee subtracts the fee twice", "format": "json"},
+            )
+        )  # fmt: skip
+        texts = [e["text"] for e in second["items"] if e["path"] == EXPECTED_FILE]
+        assert any("def refund_with_fee" in t for t in texts), second["items"]
+        handle = held[0]["handle"]
+        stale = call(server, 4, "context_retrieve", {"handles": [handle]})
+        code, _ = server.close()
+    assert code == 0
+    assert f"## `{handle}` (stale" in stale

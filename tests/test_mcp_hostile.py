@@ -45,7 +45,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
-import excerpt.mcp.tools as tools_module
+import excerpt.mcp.session as session_module
 from conftest import git_commit_all, write_tree
 from excerpt.mcp import build_server
 from excerpt.mcp.calls import DEADLINE_ENV, MAX_ABANDONED, deadline
@@ -297,7 +297,7 @@ def _hang(monkeypatch: pytest.MonkeyPatch, spin: bool) -> Iterator[threading.Eve
         event.wait()
         raise RuntimeError("released")
 
-    monkeypatch.setattr(tools_module, "index_repository", hang)
+    monkeypatch.setattr(session_module.ServedRepo, "index_report", hang)
     yield event
     event.set()
 
@@ -812,8 +812,8 @@ class Process:
 
 _HANGING = (
     "import sys, threading\n"
-    "import excerpt.mcp.tools as tools\n"
-    "tools.index_repository = lambda *args, **kwargs: threading.Event().wait()\n"
+    "import excerpt.mcp.session as session\n"
+    "session.ServedRepo.index_report = lambda *args, **kwargs: threading.Event().wait()\n"
     "from excerpt.cli import main\n"
     "raise SystemExit(main(sys.argv[1:]))\n"
 )

@@ -51,7 +51,7 @@ def prepare(request: PackRequest, progress: ProgressFn | None = None) -> Prepare
         EnvironmentFault: the repository or cache cannot be used.
     """
     root = resolve_root(request.repo)
-    report = index_repository(
+    report = request.index or index_repository(
         root, cache_dir=request.cache_dir, progress=progress,
         history=request.history or "repository",
     )  # fmt: skip

@@ -189,7 +189,11 @@ def _serving(
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[ServedRepo]) -> AsyncIterator[ServedRepo]:
-        yield served
+        served.watch()
+        try:
+            yield served
+        finally:
+            served.unwatch()
 
     return lifespan
 

@@ -3,6 +3,8 @@ client's roots and the client's profile, each injected by the SDK (``Resolve``).
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import unquote, urlparse
@@ -11,7 +13,11 @@ from mcp.server.mcpserver import Context, ListRoots, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ListRootsResult
 
+from excerpt.core import git
 from excerpt.core.settings import repo_cache_dir
+from excerpt.errors import ExcerptError
+from excerpt.index.build import IndexReport, index_repository
+from excerpt.index.watch import TreeWatcher
 from excerpt.mcp.clients import ClientProfile, profile_for
 
 __all__ = ["Client", "Roots", "ServedRepo", "Session"]
@@ -29,6 +35,58 @@ class ServedRepo:
         self._repo = repo
         self.cache_dir = cache_dir
         self.problem = problem
+        self.watcher: TreeWatcher | None = None
+        self._refresh = threading.Lock()
+        self._last: tuple[IndexReport, int | None] | None = None
+
+    def watch(self) -> None:
+        """Start noticing changes to the repository (and to its git directory when that lies
+        outside it), so a pack after none skips the refresh. Nothing is written."""
+        if self._repo is None or self.watcher is not None:
+            return
+        paths = [self._repo]
+        try:
+            top = git.work_tree_top(self._repo)
+            gitdir = git.git_dir(top) if top is not None else None
+        except ExcerptError:
+            gitdir = None
+        if gitdir is not None and not gitdir.is_relative_to(self._repo):
+            paths.append(gitdir)
+        self.watcher = TreeWatcher(paths)
+        self.watcher.start()
+
+    def unwatch(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+        # not under the refresh lock: a call still refreshing must not hold up the exit
+        self.watcher, self._last = None, None
+
+    def index_report(self, root: Path) -> IndexReport:
+        """The index of ``root`` brought up to date: the last refresh's report when the
+        watcher saw nothing change since that refresh began, else a refresh's."""
+        with self._refresh:
+            watcher = self.watcher
+            if self._last is not None and watcher is not None:
+                report, mark = self._last
+                if watcher.unchanged_since(mark):
+                    # what a refresh that finds nothing reports: nothing read or removed
+                    return dataclasses.replace(
+                        report, seconds=0.0, files_read=0, files_removed=0, rows_rebuilt=0,
+                        rebuilt=None, history_seconds=0.0,
+                    )  # fmt: skip
+            mark = watcher.begin_refresh() if watcher is not None else None
+            report = index_repository(root, cache_dir=self.cache_dir)
+            self._last = (report, mark)
+            return report
+
+    def freshness(self) -> str:
+        """How packs find the index current, in a line."""
+        if self.watcher is None:
+            return "refreshed before every call (no watcher)"
+        state = self.watcher.state
+        if state == "watching":
+            return "kept current by file-system notifications (no refresh after no change)"
+        return f"refreshed before every call (watcher {state})"
 
     @property
     def repo(self) -> Path:

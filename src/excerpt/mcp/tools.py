@@ -7,6 +7,7 @@ Adding a tool: write the function here and add it to ``TOOLS``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -19,7 +20,6 @@ from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from excerpt.deliver import build_pack, build_plan, render_retrieved
 from excerpt.gate import GateRequest, render_text, run_gate
 from excerpt.harness import infer_harness
-from excerpt.index.build import index_repository
 from excerpt.mcp.calls import text_only, tool_call
 from excerpt.mcp.clients import budget_note, profile_for
 from excerpt.mcp.session import Client, Roots, ServedRepo, Session
@@ -231,9 +231,11 @@ async def index_status(session: Session, roots: Roots) -> CallToolResult:
     root, first = session.root(roots), session.first_index()
 
     def status() -> CallToolResult:
-        report = index_repository(root, cache_dir=session.cache_dir)
-        doc = {**report.to_dict(), "first_index": first}
-        return _result(_first_note(first) + render_index(report), doc)
+        report = session.index_report(root)
+        freshness = session.freshness()
+        doc = {**report.to_dict(), "first_index": first, "freshness": freshness}
+        text = render_index(report).rstrip("\n") + f"\n- freshness: {freshness}\n"
+        return _result(_first_note(first) + text, doc)
 
     return await tool_call(status)
 
@@ -315,11 +317,17 @@ def _request(
     held: list[str] | None = None,
 ) -> Callable[[], PackRequest]:
     """A deferred request: building it validates, and that must happen inside ``tool_call`` so a
-    refusal (an empty task) becomes a tool error with its reason."""
-    return lambda: PackRequest(
-        repo=root, task=task, budget=budget, changed=tuple(changed or ()),
-        cache_dir=session.cache_dir, fill=fill, held=tuple(held or ()),
-    )  # fmt: skip
+    refusal (an empty task) becomes a tool error with its reason. The index is brought up to
+    date by the session (no refresh when its watcher saw no change)."""
+
+    def build() -> PackRequest:
+        request = PackRequest(
+            repo=root, task=task, budget=budget, changed=tuple(changed or ()),
+            cache_dir=session.cache_dir, fill=fill, held=tuple(held or ()),
+        )  # fmt: skip
+        return dataclasses.replace(request, index=session.index_report(root))
+
+    return build
 
 
 def _result(text: str, structured: dict[str, Any]) -> CallToolResult:

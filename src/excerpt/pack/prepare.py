@@ -63,6 +63,9 @@ class PackRequest:
     # where the history signal's past commits come from (None: the repository's own git);
     # a tree exported from a commit names its git directory and commit
     history: HistorySource | None = None
+    # the report of a refresh the caller knows the index is still current after (a watcher
+    # saw no change since it began): the pack reads the index as it is, without refreshing
+    index: IndexReport | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.budget <= MAX_BUDGET:

@@ -1,0 +1,128 @@
+"""Whether anything changed under a tree since a refresh, from file-system notifications.
+
+A long-lived server (``excerpt mcp``) refreshes its index before every pack; with a watcher it
+skips the refresh when no change was noticed since the last one began, and otherwise runs the
+ordinary stat refresh (which finds every change, whichever paths were named). ``watchfiles``
+(Rust ``notify`` underneath: inotify, FSEvents, ReadDirectoryChangesW) delivers the events on
+its own thread; nothing here writes anywhere.
+
+Why a quiet watcher can be trusted:
+
+- Only changes are watched (creation, deletion, moves, writes, attributes), never reads, so a
+  burst that overflows the kernel's queue delivers its first events before any are dropped:
+  the tree is marked changed and the next pack refreshes from the disk.
+- A pack waits for two of the watcher's polls (about 50 ms each, at most) that began after it
+  was asked for, so an edit that finished before the call is seen by it.
+- A refresh is trusted only if it began after the watcher was watching, and the watcher goes
+  off for good (every pack refreshes, ``state`` says why) when it fails, stops or loses its
+  root (a deleted or replaced directory is no longer watched).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["TreeWatcher"]
+
+_POLL_MS = 50  # the longest a quiet watcher goes without a poll
+_WAIT_S = 1.0  # a pack waits this long at most for the watcher's polls, then refreshes
+
+
+class TreeWatcher:
+    """Notices changes under ``paths`` (a tree and, when it lies outside, its git directory)."""
+
+    def __init__(self, paths: Sequence[Path]) -> None:
+        self._paths = tuple(paths)
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._polls = 0
+        self._changes = 0  # batches of events seen
+        self._state = "starting"
+        self._thread: threading.Thread | None = None
+        self._root_id = _identity(self._paths[0]) if self._paths else None
+
+    @property
+    def state(self) -> str:
+        """``starting``, ``watching``, or ``off: <why>``."""
+        with self._cond:
+            return self._state
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="excerpt-watch", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2 * _POLL_MS / 1000 + 1)
+
+    def begin_refresh(self) -> int | None:
+        """Called as a refresh begins: a mark for ``unchanged_since``, or None when the
+        watcher is not watching (that refresh cannot be trusted to stay current)."""
+        with self._cond:
+            return self._changes if self._state == "watching" else None
+
+    def unchanged_since(self, mark: int | None) -> bool:
+        """Whether nothing changed since the refresh that got ``mark`` began, once every
+        event from before this call has been delivered; False whenever it cannot say."""
+        if mark is None:
+            return False
+        with self._cond:
+            wanted = self._polls + 2  # a whole poll that began after this call
+            settled = self._cond.wait_for(
+                lambda: self._polls >= wanted or self._state != "watching", timeout=_WAIT_S
+            )
+            return settled and self._state == "watching" and self._changes == mark
+
+    def _run(self) -> None:
+        try:
+            import watchfiles
+        except ImportError:
+            self._off("watchfiles is not installed")
+            return
+        roots = {str(p) for p in self._paths}
+        try:
+            for changes in watchfiles.watch(
+                *self._paths,
+                watch_filter=None,  # what matters is the index's to decide, on refresh
+                debounce=10,
+                step=5,
+                rust_timeout=_POLL_MS,
+                yield_on_timeout=True,
+                stop_event=self._stop,
+                raise_interrupt=False,
+                ignore_permission_denied=True,
+            ):
+                if changes and (
+                    any(path in roots for _, path in changes)
+                    or _identity(self._paths[0]) != self._root_id
+                ):  # a watched directory itself removed, moved or replaced
+                    self._off("the watched directory was removed or replaced")
+                    return
+                with self._cond:
+                    self._changes += bool(changes)
+                    self._polls += 1
+                    if self._state == "starting":
+                        self._state = "watching"
+                    self._cond.notify_all()
+        except Exception as exc:  # noqa: BLE001 - the watcher's own failure: fall back, say why
+            self._off(f"{type(exc).__name__}: {exc}".strip().rstrip(":"))
+            return
+        self._off("stopped")
+
+    def _off(self, why: str) -> None:
+        with self._cond:
+            self._state = f"off: {why}"
+            self._cond.notify_all()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino

@@ -98,3 +98,24 @@ def test_bench_perf_measures_a_synthetic_tree_and_wants_exactly_one_tree(
     assert doc["synthetic"] == 150 and doc["files"] > 100 and doc["tasks"] == 2
     assert main(["bench", "perf", "--json"]) == 2
     assert "give --repo DIR or --synthetic N" in capsys.readouterr().out
+
+
+def test_bench_perf_surface_mcp_times_the_packs_through_a_real_server_under_the_same_keys(
+    repo: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = tree_snapshot(repo)
+    args = ["bench", "perf", "--repo", str(repo), "--runs", "1", "--count", "2"]
+    assert main([*args, "--surface", "mcp", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert tree_snapshot(repo) == before
+    mcp = doc["mcp"]
+    for key in ("pack_ms", "repack_after_edit_ms", "repack_after_switch_ms"):
+        assert 0 < mcp[key]["p50"] <= mcp[key]["p95"], key
+        assert key in doc or key == "repack_after_switch_ms"  # the CLI surface's keys
+    assert mcp["switch_files"] == 50
+    assert main([*args, "--surface", "mcp"]) == 0
+    out = capsys.readouterr().out
+    assert "through one `excerpt mcp --tools core` process" in out
+    assert "| pack after 50 files changed at once | p50 " in out
+    assert main([*args, "--json"]) == 0
+    assert "mcp" not in json.loads(capsys.readouterr().out)  # the CLI surface alone by default

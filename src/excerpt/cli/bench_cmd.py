@@ -136,6 +136,11 @@ def register(sub: Any) -> None:
         "--aider-timeout", type=float, default=1800.0, metavar="S",
         help="seconds the whole Aider run may take",
     )  # fmt: skip
+    perf.add_argument(
+        "--surface", choices=("cli", "mcp"), default="cli",
+        help="mcp: time the same packs through a real excerpt mcp process too (its figures"
+        " under the same keys, in mcp)",
+    )  # fmt: skip
     perf.add_argument("--json", action="store_true", help="machine-readable output")
     perf.set_defaults(handler=run_perf_cmd)
     from excerpt.cli import bench_session_cmd
@@ -180,7 +185,7 @@ def run_perf_cmd(args: argparse.Namespace) -> int:
     run = PerfRun(repo=args.repo or Path("."), tasks=tasks, count=args.count,
                   budget=args.budget, runs=args.runs, synthetic=args.synthetic,
                   aider_python=args.aider_python, aider_map_tokens=args.aider_map_tokens,
-                  aider_timeout=args.aider_timeout)  # fmt: skip
+                  aider_timeout=args.aider_timeout, surface=args.surface)  # fmt: skip
     try:
         doc = run_perf(run, progress=say)
     finally:

@@ -70,6 +70,7 @@ class PerfRun:
     aider_python: Path | None = None  # an interpreter with aider-chat: time its repo map too
     aider_map_tokens: int = 1024
     aider_timeout: float = 1800.0  # the whole Aider run, seconds
+    surface: str = "cli"  # "mcp": the packs through a real excerpt mcp process too
 
 
 def _files(root: Path) -> Iterator[str]:
@@ -210,14 +211,25 @@ def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
             warm.append(time.perf_counter() - started)
         edited: list[float] = []
         sources = sorted(p for p in _files(repo) if p.endswith(tuple(_COMMENT)))
+
+        def edit(n: int, count: int) -> None:
+            for k in range(count):  # a one-line comment appended below each file's code
+                target = sources[((n + k) * 7919) % len(sources)]
+                with open(target, "a", encoding="utf-8") as fh:
+                    fh.write(f"\n{_COMMENT[os.path.splitext(target)[1]]} edit {n}\n")
+
         for n, task in enumerate(tasks[: len(sources) and len(tasks)]):
             say(f"pack after an edit {n + 1}/{len(tasks)}")
-            target = sources[(n * 7919) % len(sources)]
-            with open(target, "a", encoding="utf-8") as fh:
-                fh.write(f"\n{_COMMENT[os.path.splitext(target)[1]]} edit {n}\n")
+            edit(n, 1)
             started = time.perf_counter()
             build_pack(PackRequest(repo=repo, task=task, budget=run.budget, cache_dir=cache))
             edited.append(time.perf_counter() - started)
+        mcp = None
+        if run.surface == "mcp" and sources:
+            from excerpt.evals.perf_mcp import mcp_figures
+
+            say(f"excerpt mcp: {len(tasks)} warm packs, {len(tasks)} after edits, 3 after switches")
+            mcp = mcp_figures(repo, cache, tasks, run.budget, edit, percentiles_ms)
         peak_rss = _peak_rss_mb()  # before Aider's process is a child that was waited for
         aider = None
         if run.aider_python is not None:
@@ -239,6 +251,7 @@ def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
             "parse_only_s": round(parse_s, 6),
             **_aider_keys(aider),
         },
+        **({"mcp": mcp} if mcp is not None else {}),
         "tasks": len(tasks),
         "budget": run.budget,
         "runs": run.runs,
@@ -285,9 +298,33 @@ def render_perf(doc: dict[str, Any]) -> str:
         f" p95 {doc['repack_after_edit_ms']['p95']:.0f} ms | — | — |",
         f"| peak RSS | {doc['peak_rss_mb']:.0f} MB | — | — |",
     ]
+    if doc.get("mcp") is not None:
+        rows += _mcp_rows(doc)
     if b.get("aider_cold_s") is not None:
         rows += _aider_rows(doc)
     return "\n".join(rows) + "\n"
+
+
+def _mcp_rows(doc: dict[str, Any]) -> list[str]:
+    """The same packs through ``excerpt mcp`` (request written to answer read), beside the
+    library call's."""
+    m = doc["mcp"]
+
+    def cell(key: str) -> str:
+        return f"p50 {m[key]['p50']:.0f} ms, p95 {m[key]['p95']:.0f} ms"
+
+    return [
+        "",
+        "The same tasks through one `excerpt mcp --tools core` process over stdio:",
+        "",
+        "| measure | excerpt mcp | library call |",
+        "| --- | --- | --- |",
+        f"| warm pack | {cell('pack_ms')} | p50 {doc['pack_ms']['p50']:.0f} ms |",
+        f"| pack after a one-file edit | {cell('repack_after_edit_ms')}"
+        f" | p50 {doc['repack_after_edit_ms']['p50']:.0f} ms |",
+        f"| pack after {m['switch_files']} files changed at once | {cell('repack_after_switch_ms')}"
+        " | — |",
+    ]
 
 
 def _ratio(ours: float, theirs: float, target: float) -> str:

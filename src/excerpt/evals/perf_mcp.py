@@ -1,0 +1,128 @@
+"""``bench perf --surface mcp``: the same packs through a real ``excerpt mcp`` process.
+
+The server is started as a client starts it (``python -m excerpt mcp --tools core --repo
+COPY`` over stdin/stdout, the cache in ``EXCERPT_CACHE_DIR``), initialized over JSON-RPC, and
+each ``context_pack`` is timed from the request line written to its answer read: warm (after
+a first pack and the watcher's start), after a one-file edit, and after a switch of many
+files at once (as a branch checkout rewrites them). The keys are the CLI surface's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from excerpt.errors import EnvironmentFault
+
+__all__ = ["mcp_figures"]
+
+_ANSWER_S = 600.0  # a pack over a cold index of a large tree, at most
+_SETTLE_S = 0.5  # after the first pack: the watcher is watching before warm packs are timed
+
+
+class _Server:
+    def __init__(self, repo: Path, cache: Path) -> None:
+        env = {**os.environ, "EXCERPT_CACHE_DIR": str(cache)}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "excerpt", "mcp", "--tools", "core", "--repo", str(repo)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+        self._next = 0
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self._next += 1
+        ident = self._next
+        self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
+        out: IO[bytes] | None = self.proc.stdout
+        assert out is not None
+        deadline = time.monotonic() + _ANSWER_S
+        while time.monotonic() < deadline:
+            line = out.readline()
+            if not line:
+                raise EnvironmentFault(f"excerpt mcp exited before answering {method}")
+            message = json.loads(line)
+            if message.get("id") == ident:
+                if "error" in message or message.get("result", {}).get("isError"):
+                    raise EnvironmentFault(f"excerpt mcp refused {method}: {message}")
+                return dict(message["result"])
+        raise EnvironmentFault(f"excerpt mcp did not answer {method} in {_ANSWER_S:.0f} s")
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def start(self) -> None:
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "excerpt-bench-perf", "version": "0"},
+            },
+        )
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def pack(self, task: str, budget: int) -> float:
+        started = time.perf_counter()
+        self.request(
+            "tools/call", {"name": "context_pack", "arguments": {"task": task, "budget": budget}}
+        )
+        return time.perf_counter() - started
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def mcp_figures(
+    repo: Path,
+    cache: Path,
+    tasks: Sequence[str],
+    budget: int,
+    edit: Callable[[int, int], None],
+    percentiles: Callable[[Sequence[float]], dict[str, float]],
+    switch_files: int = 50,
+) -> dict[str, Any]:
+    """Warm, after-edit and after-switch pack times of one ``excerpt mcp`` process on
+    ``repo`` (its index in ``cache``); ``edit(n, k)`` rewrites ``k`` files for round ``n``.
+
+    Raises:
+        EnvironmentFault: the server failed to start or to answer.
+    """
+    server = _Server(repo, cache)
+    try:
+        server.start()
+        server.pack(tasks[0], budget)
+        time.sleep(_SETTLE_S)
+        server.pack(tasks[0], budget)  # the refresh begun before the watcher was watching
+        warm = [server.pack(task, budget) for task in tasks]
+        edited: list[float] = []
+        for n, task in enumerate(tasks):
+            edit(1000 + n, 1)
+            edited.append(server.pack(task, budget))
+        switched: list[float] = []
+        for n, task in enumerate(tasks[:3]):
+            edit(2000 + n, switch_files)
+            switched.append(server.pack(task, budget))
+    finally:
+        server.close()
+    return {
+        "pack_ms": percentiles(warm),
+        "repack_after_edit_ms": percentiles(edited),
+        "repack_after_switch_ms": percentiles(switched),
+        "switch_files": switch_files,
+    }

@@ -62,8 +62,10 @@ class TreeWatcher:
 
     def begin_refresh(self) -> int | None:
         """Called as a refresh begins: a mark for ``unchanged_since``, or None when the
-        watcher is not watching (that refresh cannot be trusted to stay current)."""
+        watcher is not watching (that refresh cannot be trusted to stay current). A watcher
+        still starting is waited for a moment, so the first refresh is trusted too."""
         with self._cond:
+            self._cond.wait_for(lambda: self._state != "starting", timeout=_WAIT_S)
             return self._changes if self._state == "watching" else None
 
     def unchanged_since(self, mark: int | None) -> bool:

@@ -11,7 +11,7 @@ Why a quiet watcher can be trusted:
 - Only changes are watched (creation, deletion, moves, writes, attributes), never reads, so a
   burst that overflows the kernel's queue delivers its first events before any are dropped:
   the tree is marked changed and the next pack refreshes from the disk.
-- A pack waits for two of the watcher's polls (about 50 ms each, at most) that began after it
+- A pack waits for two of the watcher's polls (20 ms each, at most) that began after it
   was asked for, so an edit that finished before the call is seen by it.
 - A refresh is trusted only if it began after the watcher was watching, and the watcher goes
   off for good (every pack refreshes, ``state`` says why) when it fails, stops or loses its
@@ -27,7 +27,7 @@ from pathlib import Path
 
 __all__ = ["TreeWatcher"]
 
-_POLL_MS = 50  # the longest a quiet watcher goes without a poll
+_POLL_MS = 20  # the longest a quiet watcher goes without a poll
 _WAIT_S = 1.0  # a pack waits this long at most for the watcher's polls, then refreshes
 
 
@@ -74,6 +74,8 @@ class TreeWatcher:
         if mark is None:
             return False
         with self._cond:
+            if self._changes != mark or self._state != "watching":
+                return False  # a change already seen: no need to wait for more
             wanted = self._polls + 2  # a whole poll that began after this call
             settled = self._cond.wait_for(
                 lambda: self._polls >= wanted or self._state != "watching", timeout=_WAIT_S

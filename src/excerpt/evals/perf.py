@@ -224,13 +224,13 @@ def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
             started = time.perf_counter()
             build_pack(PackRequest(repo=repo, task=task, budget=run.budget, cache_dir=cache))
             edited.append(time.perf_counter() - started)
+        peak_rss = _peak_rss_mb()  # before the server's or Aider's process is a waited child
         mcp = None
         if run.surface == "mcp" and sources:
             from excerpt.evals.perf_mcp import mcp_figures
 
             say(f"excerpt mcp: {len(tasks)} warm packs, {len(tasks)} after edits, 3 after switches")
             mcp = mcp_figures(repo, cache, tasks, run.budget, edit, percentiles_ms)
-        peak_rss = _peak_rss_mb()  # before Aider's process is a child that was waited for
         aider = None
         if run.aider_python is not None:
             say(f"Aider's repo map: {run.runs} cold, {len(tasks)} warm")

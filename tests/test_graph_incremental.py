@@ -329,3 +329,29 @@ def test_a_refreshed_graph_equals_a_fresh_index_after_random_edits_many_seeds(
     tmp_path: Path, language: str, seed: int
 ) -> None:
     _run(tmp_path, language, seed=seed, steps=6)
+
+
+def test_past_the_pending_limit_the_whole_graph_is_resolved_and_equal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import excerpt.index.build as build
+    from excerpt.index.resolve import resolve_graph
+
+    monkeypatch.setattr(build, "_PENDING_MAX", 1)
+    whole: list[int] = []
+
+    def counted(facts: Any) -> Any:
+        whole.append(1)
+        return resolve_graph(facts)
+
+    monkeypatch.setattr(build, "resolve_graph", counted)
+    tree = Tree(tmp_path / "repo", LAYOUTS["python"], random.Random("limit"))
+    cache = tmp_path / "cache"
+    _snapshot(tree.root, cache)
+    whole.clear()
+    for name in sorted(tree.modules)[:2]:  # two files' imports changed in one refresh
+        tree.modules[name] = [n for n in sorted(tree.modules) if n != name]
+        tree._write_module(name)
+    kept = _snapshot(tree.root, cache)
+    assert whole == [1]
+    assert kept == _snapshot(tree.root, tmp_path / "fresh")

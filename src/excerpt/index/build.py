@@ -49,6 +49,7 @@ class ProgressFn(Protocol):
 _BATCH = 500
 _CHUNK = 48
 _PARALLEL_MIN = 200  # below this, worker start-up costs more than it saves
+_PENDING_MAX = 500  # files whose own imports alone are resolved again; more: the whole graph
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -279,7 +280,9 @@ def _resolve(store: IndexStore, progress: ProgressFn | None) -> tuple[str, ...]:
     files whose import rows are damaged instead, if any."""
     if progress is not None:
         progress(0, 0, "graph")
-    sources = None if store.graph_dirty() else store.graph_pending()
+    pending = [] if store.graph_dirty() else store.graph_pending()
+    # past a few hundred files the whole graph is the cheaper resolution (and one query)
+    sources = pending if pending and len(pending) <= _PENDING_MAX else None
     try:
         facts = store.facts(sources)
     except DamagedRows as exc:

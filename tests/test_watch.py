@@ -218,3 +218,25 @@ def test_a_watcher_reads_and_writes_nothing_in_the_tree(tmp_path: Path) -> None:
         watcher.stop()
     assert sorted((p.relative_to(root), p.stat().st_mtime_ns) for p in root.rglob("*")) == before
     assert watcher.state == "off: stopped"
+
+
+def test_a_cache_removed_behind_the_server_s_back_is_refreshed_not_trusted(
+    make_repo: Callable[..., Path], cache_dir: Path, counted: list[Path]
+) -> None:
+    """The cache lies outside the watched tree: a watcher that saw no change does not vouch
+    for a database removed (or rebuilt) since the refresh it remembers."""
+    repo = make_repo(SHOP)
+
+    async def body(client: Client) -> tuple[str, str]:
+        for _ in range(5):  # until a pack skips the refresh
+            refreshes = len(counted)
+            before = _text(await client.call_tool("context_pack", {"task": TASK}))
+            if len(counted) == refreshes:
+                break
+        shutil.rmtree(cache_dir)
+        after = _text(await client.call_tool("context_pack", {"task": TASK}))
+        assert len(counted) == refreshes + 1
+        return before, after
+
+    before, after = _session(repo, cache_dir, body)
+    assert "class RefundService" in before and "class RefundService" in after

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["TreeWatcher"]
+__all__ = ["TreeWatcher", "identity"]
 
 _POLL_MS = 20  # the longest a quiet watcher goes without a poll
 _WAIT_S = 1.0  # a pack waits this long at most for the watcher's polls, then refreshes
@@ -42,7 +42,7 @@ class TreeWatcher:
         self._changes = 0  # batches of events seen
         self._state = "starting"
         self._thread: threading.Thread | None = None
-        self._root_id = _identity(self._paths[0]) if self._paths else None
+        self._root_id = identity(self._paths[0]) if self._paths else None
 
     @property
     def state(self) -> str:
@@ -103,7 +103,7 @@ class TreeWatcher:
             ):
                 if changes and (
                     any(path in roots for _, path in changes)
-                    or _identity(self._paths[0]) != self._root_id
+                    or identity(self._paths[0]) != self._root_id
                 ):  # a watched directory itself removed, moved or replaced
                     self._off("the watched directory was removed or replaced")
                     return
@@ -124,7 +124,8 @@ class TreeWatcher:
             self._cond.notify_all()
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
+def identity(path: Path) -> tuple[int, int] | None:
+    """Which file or directory ``path`` is (device and inode), or None when there is none."""
     try:
         st = os.stat(path)
     except OSError:

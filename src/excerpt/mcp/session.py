@@ -17,7 +17,8 @@ from excerpt.core import git
 from excerpt.core.settings import repo_cache_dir
 from excerpt.errors import ExcerptError
 from excerpt.index.build import IndexReport, index_repository
-from excerpt.index.watch import TreeWatcher
+from excerpt.index.db import DB_NAME
+from excerpt.index.watch import TreeWatcher, identity
 from excerpt.mcp.clients import ClientProfile, profile_for
 
 __all__ = ["Client", "Roots", "ServedRepo", "Session"]
@@ -37,7 +38,9 @@ class ServedRepo:
         self.problem = problem
         self.watcher: TreeWatcher | None = None
         self._refresh = threading.Lock()
-        self._last: tuple[IndexReport, int | None] | None = None
+        # the last refresh's report, the watcher's mark when it began, and which database file
+        # it wrote (a cache removed or rebuilt since is not the index the report describes)
+        self._last: tuple[IndexReport, int | None, tuple[int, int] | None] | None = None
 
     def watch(self) -> None:
         """Start noticing changes to the repository (and to its git directory when that lies
@@ -66,9 +69,10 @@ class ServedRepo:
         watcher saw nothing change since that refresh began, else a refresh's."""
         with self._refresh:
             watcher = self.watcher
+            db = repo_cache_dir(root, self.cache_dir) / DB_NAME
             if self._last is not None and watcher is not None:
-                report, mark = self._last
-                if watcher.unchanged_since(mark):
+                report, mark, written = self._last
+                if identity(db) == written and watcher.unchanged_since(mark):
                     # what a refresh that finds nothing reports: nothing read or removed
                     return dataclasses.replace(
                         report, seconds=0.0, files_read=0, files_removed=0, rows_rebuilt=0,
@@ -76,7 +80,7 @@ class ServedRepo:
                     )  # fmt: skip
             mark = watcher.begin_refresh() if watcher is not None else None
             report = index_repository(root, cache_dir=self.cache_dir)
-            self._last = (report, mark)
+            self._last = (report, mark, identity(db))
             return report
 
     def freshness(self) -> str:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from excerpt.errors import EnvironmentFault
 
@@ -34,16 +36,26 @@ class _Server:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
         )  # fmt: skip
         self._next = 0
+        self._lines: queue.Queue[bytes] = queue.Queue()  # stdout, a line at a time; b"" at exit
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(b"")
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self._next += 1
         ident = self._next
         self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
-        out: IO[bytes] | None = self.proc.stdout
-        assert out is not None
         deadline = time.monotonic() + _ANSWER_S
-        while time.monotonic() < deadline:
-            line = out.readline()
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
             if not line:
                 raise EnvironmentFault(f"excerpt mcp exited before answering {method}")
             message = json.loads(line)
@@ -84,6 +96,7 @@ class _Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self._reader.join(timeout=30)  # it ends at the exited server's end of output
         if self.proc.stdout is not None:
             self.proc.stdout.close()
 

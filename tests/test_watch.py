@@ -4,10 +4,11 @@ back to the stat refresh and says so."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +33,19 @@ SHOP = {
 TASK = "RefundService.refund returns the wrong amount"
 
 
-def _watching(watcher: TreeWatcher) -> None:
-    deadline = time.monotonic() + 10
-    while watcher.state == "starting" and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert watcher.state == "watching"
+@contextlib.contextmanager
+def _watched(root: Path) -> Iterator[TreeWatcher]:
+    """A watcher on ``root``, watching, stopped at the end."""
+    watcher = TreeWatcher([root])
+    watcher.start()
+    try:
+        deadline = time.monotonic() + 10
+        while watcher.state == "starting" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert watcher.state == "watching"
+        yield watcher
+    finally:
+        watcher.stop()
 
 
 def _off(watcher: TreeWatcher) -> str:
@@ -150,10 +159,7 @@ def test_a_watcher_whose_root_is_deleted_goes_off_and_trusts_nothing(tmp_path: P
     root = tmp_path / "tree"
     (root / "a").mkdir(parents=True)
     (root / "a" / "x.py").write_text("x = 1\n", encoding="utf-8")
-    watcher = TreeWatcher([root])
-    watcher.start()
-    try:
-        _watching(watcher)
+    with _watched(root) as watcher:
         mark = watcher.begin_refresh()
         assert mark is not None and watcher.unchanged_since(mark)
         shutil.rmtree(root)
@@ -161,26 +167,19 @@ def test_a_watcher_whose_root_is_deleted_goes_off_and_trusts_nothing(tmp_path: P
         assert _off(watcher).startswith("off: ")
         assert not watcher.unchanged_since(mark)
         assert watcher.begin_refresh() is None
-    finally:
-        watcher.stop()
 
 
 def test_an_edit_before_the_question_is_always_seen(tmp_path: Path) -> None:
     root = tmp_path / "tree"
     root.mkdir()
     (root / "x.py").write_text("x = 1\n", encoding="utf-8")
-    watcher = TreeWatcher([root])
-    watcher.start()
-    try:
-        _watching(watcher)
+    with _watched(root) as watcher:
         for n in range(20):
             mark = watcher.begin_refresh()
             (root / "x.py").write_text(f"x = {n}\n", encoding="utf-8")
             assert not watcher.unchanged_since(mark), n  # asked right after the write
             mark = watcher.begin_refresh()
             assert watcher.unchanged_since(mark)
-    finally:
-        watcher.stop()
 
 
 def test_a_burst_past_the_kernel_s_event_queue_still_marks_the_tree_changed(
@@ -190,16 +189,11 @@ def test_a_burst_past_the_kernel_s_event_queue_still_marks_the_tree_changed(
     the first ones before any are dropped, so the next pack refreshes from the disk."""
     root = tmp_path / "tree"
     (root / "many").mkdir(parents=True)
-    watcher = TreeWatcher([root])
-    watcher.start()
-    try:
-        _watching(watcher)
+    with _watched(root) as watcher:
         mark = watcher.begin_refresh()
         for n in range(20_000):
             (root / "many" / f"f{n}").write_bytes(b"")
         assert not watcher.unchanged_since(mark)
-    finally:
-        watcher.stop()
 
 
 def test_a_watcher_reads_and_writes_nothing_in_the_tree(tmp_path: Path) -> None:
@@ -207,15 +201,10 @@ def test_a_watcher_reads_and_writes_nothing_in_the_tree(tmp_path: Path) -> None:
     root.mkdir()
     (root / "x.py").write_text("x = 1\n", encoding="utf-8")
     before = sorted((p.relative_to(root), p.stat().st_mtime_ns) for p in root.rglob("*"))
-    watcher = TreeWatcher([root])
-    watcher.start()
-    try:
-        _watching(watcher)
+    with _watched(root) as watcher:
         mark = watcher.begin_refresh()
         (root / "x.py").read_text(encoding="utf-8")  # a read is not a change
         assert watcher.unchanged_since(mark)
-    finally:
-        watcher.stop()
     assert sorted((p.relative_to(root), p.stat().st_mtime_ns) for p in root.rglob("*")) == before
     assert watcher.state == "off: stopped"
 

@@ -288,10 +288,19 @@ def wire(shop: tuple[Path, Path]) -> Iterator[Wire]:
         yield server
 
 
-def _hang(monkeypatch: pytest.MonkeyPatch, spin: bool) -> Iterator[threading.Event]:
-    event = threading.Event()
+class Gate(threading.Event):
+    """Set to release the hung calls; ``entered`` is released once by each call that hangs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Semaphore(0)
+
+
+def _hang(monkeypatch: pytest.MonkeyPatch, spin: bool) -> Iterator[Gate]:
+    event = Gate()
 
     def hang(*args: Any, **kwargs: Any) -> Any:
+        event.entered.release()
         while spin and not event.is_set():
             sum(range(1000))
         event.wait()
@@ -303,14 +312,14 @@ def _hang(monkeypatch: pytest.MonkeyPatch, spin: bool) -> Iterator[threading.Eve
 
 
 @pytest.fixture
-def spinning(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+def spinning(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
     """``index_status`` made to work until the test sets the event: its library call spins
     in Python, taking the interpreter as real work does."""
     yield from _hang(monkeypatch, spin=True)
 
 
 @pytest.fixture
-def blocked(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+def blocked(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
     """``index_status`` made to wait, idle, until the test sets the event."""
     yield from _hang(monkeypatch, spin=False)
 
@@ -732,7 +741,7 @@ def test_a_call_past_its_deadline_is_an_error_while_pings_keep_answering(
 
 @pytest.mark.reliability("T1", cases=1)
 def test_cancelled_calls_are_abandoned_and_too_many_of_them_refuse_new_calls(
-    shop: tuple[Path, Path], blocked: threading.Event
+    shop: tuple[Path, Path], blocked: Gate
 ) -> None:
     with Wire(*shop) as server:
         server.handshake()
@@ -748,6 +757,8 @@ def test_cancelled_calls_are_abandoned_and_too_many_of_them_refuse_new_calls(
                 }
             )
             server.ping()  # the call is running: the server still answers
+            # cancelled once its work runs (a call cancelled before it starts leaves no thread)
+            assert blocked.entered.acquire(timeout=20)
             server.send(
                 {
                     "jsonrpc": "2.0",

@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from excerpt.core.lines import line_count, lines_matching, slice_lines, split_lines
+from excerpt.core.lines import (
+    line_count,
+    lines_containing,
+    lines_matching,
+    slice_lines,
+    split_lines,
+)
 
 _TEXT = st.text(alphabet="ab\n\r x", max_size=300)
 
@@ -38,3 +44,16 @@ def test_lines_matching_is_the_lines_where_a_match_starts(text: str, source: str
 def test_lines_matching_on_a_text_where_every_line_matches() -> None:
     text = "key = 1\n" * 20_000
     assert lines_matching(re.compile("key"), text) == list(range(1, 20_001))
+
+
+@given(_TEXT, st.lists(st.sampled_from(["a", "ab", "b b", "x", "ba", "r"]), max_size=4))
+def test_lines_containing_is_lines_matching_of_the_alternation(
+    text: str, needles: list[str]
+) -> None:
+    pattern = re.compile("|".join(re.escape(n) for n in needles) or "(?!)")
+    assert lines_containing(needles, text) == lines_matching(pattern, text)
+
+
+def test_lines_containing_refuses_a_needle_across_lines() -> None:
+    with pytest.raises(ValueError, match="one line"):
+        lines_containing(["a\nb"], "a\nb")

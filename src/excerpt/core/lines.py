@@ -7,8 +7,9 @@ A line ends at ``\\n`` and keeps it; a ``\\r`` before it belongs to the line, an
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-__all__ = ["line_count", "lines_matching", "slice_lines", "split_lines"]
+__all__ = ["line_count", "lines_containing", "lines_matching", "slice_lines", "split_lines"]
 
 
 def split_lines(data: bytes) -> list[bytes]:
@@ -54,4 +55,29 @@ def lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
         if end < 0:
             break
         at = end + 1
+    return found
+
+
+def lines_containing(needles: Iterable[str], text: str) -> list[int]:
+    """1-based numbers of the ``\\n``-separated lines of ``text`` holding any of ``needles``
+    (none of which holds a ``\\n``), in order: ``lines_matching`` of their alternation, by
+    ``str.find`` (a regular expression's alternation of words scans far slower)."""
+    starts: set[int] = set()  # where each holding line starts
+    for needle in needles:
+        if not needle or "\n" in needle:
+            raise ValueError(f"not a needle of one line: {needle!r}")
+        at = text.find(needle)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            starts.add(start)
+            end = text.find("\n", at)
+            if end < 0:
+                break
+            at = text.find(needle, end + 1)
+    found: list[int] = []
+    number, counted = 1, 0
+    for start in sorted(starts):
+        number += text.count("\n", counted, start)
+        counted = start
+        found.append(number)
     return found

@@ -7,6 +7,8 @@ from __future__ import annotations
 import functools
 import math
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,7 +205,7 @@ def _read_candidates(
         text_lines = [line.decode("utf-8") for line in lines]
         matches = line_matches(text_lines, weights)
         out.files[cand.path] = (content, tuple(lines))
-        out.secrets[cand.path] = _secrets(text_lines)
+        out.secrets[cand.path] = _secrets(content.sha256, text_lines)
         # the strongest files get more of their matching places to choose from
         depth = w.deep_regions if len(out.kept) < w.deep_files else w.shallow_regions
         chosen = choose_regions(
@@ -232,8 +234,26 @@ def _read_candidates(
     return out
 
 
-def _secrets(text_lines: Sequence[str]) -> tuple[tuple[int, int], ...]:
-    return tuple((f.start_line, f.end_line) for f in secret_lines("".join(text_lines)))
+_SECRETS_KEPT = 8192  # files' secret lines remembered by content hash: a few hundred KB
+_secrets_seen: OrderedDict[str, tuple[tuple[int, int], ...]] = OrderedDict()
+_secrets_lock = threading.Lock()
+
+
+def _secrets(sha256: str, text_lines: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    """The secret lines of a file, by the hash of its bytes: a long-lived process (the MCP
+    server) scans each version of a file once, however many packs rank it. The key is the
+    hash of the bytes just read, never a stored row, so nothing on disk can vouch for them."""
+    with _secrets_lock:
+        found = _secrets_seen.get(sha256)
+        if found is not None:
+            _secrets_seen.move_to_end(sha256)
+            return found
+    found = tuple((f.start_line, f.end_line) for f in secret_lines("".join(text_lines)))
+    with _secrets_lock:
+        _secrets_seen[sha256] = found
+        while len(_secrets_seen) > _SECRETS_KEPT:
+            _secrets_seen.popitem(last=False)
+    return found
 
 
 def _read_related(
@@ -295,7 +315,7 @@ def _read_one(read: _Read, path: str, view: IndexView, source: FileSource) -> bo
         return False
     lines = split_lines(content.data)
     read.files[path] = (content, tuple(lines))
-    read.secrets[path] = _secrets([line.decode("utf-8") for line in lines])
+    read.secrets[path] = _secrets(content.sha256, [line.decode("utf-8") for line in lines])
     read.symbols[path] = list(found)
     return True
 

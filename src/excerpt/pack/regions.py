@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from excerpt.core.lines import lines_matching
+from excerpt.core.lines import lines_containing, lines_matching
 from excerpt.index.tokens import split_identifier
 from excerpt.index.view import SymbolSpan
 from excerpt.rank.score import Anchor
@@ -44,31 +44,55 @@ def line_matches(
     if not weights:
         return []
     # terms are lower-case: scan lower-cased text case-sensitively (far faster than re.I)
-    probe = re.compile("|".join(re.escape(t) for t in sorted(weights, key=len, reverse=True)))
     out = []
-    for number in lines_matching(probe, "".join(lines[:_SCAN_LINES]).lower()):
-        line = lines[number - 1]
-        found = {t for w in _WORD.findall(line) for t in split_identifier(w) if t in weights}
+    known: dict[str, tuple[str, ...]] = {}  # word -> its weighted terms: words repeat
+    for number in lines_containing(weights, "".join(lines[:_SCAN_LINES]).lower()):
+        found: set[str] = set()
+        for word in _WORD.findall(lines[number - 1]):
+            held = known.get(word)
+            if held is None:
+                held = known[word] = tuple(t for t in split_identifier(word) if t in weights)
+            found.update(held)
         if found:
             out.append((number, sum(weights[t] for t in found), tuple(sorted(found))))
     return out
 
 
-def _innermost(symbols: Sequence[SymbolSpan], line: int) -> SymbolSpan | None:
-    """The smallest symbol holding ``line`` (``symbols`` are those small enough to show
-    whole: see ``_showable``)."""
-    holding = [s for s in symbols if s.start_line <= line <= s.end_line]
-    return min(holding, key=lambda s: (s.end_line - s.start_line, s.start_line), default=None)
+class _Showable(list[SymbolSpan]):
+    """The symbols small enough to show whole (see ``_showable``), with the innermost one
+    of each line found by one lookup: a file's regions ask for it once per matching line."""
+
+    def __init__(self, symbols: Sequence[SymbolSpan]) -> None:
+        super().__init__(symbols)
+        self._inner: dict[int, SymbolSpan] | None = None
+
+    def innermost(self, line: int) -> SymbolSpan | None:
+        """The smallest symbol holding ``line``, the earlier listed of equal ones (the
+        first of the smallest start line among equally long ones)."""
+        if self._inner is None:
+            # painted largest first, so each line keeps the least (length, start, order)
+            inner: dict[int, SymbolSpan] = {}
+            order = sorted(
+                range(len(self)),
+                key=lambda n: (self[n].end_line - self[n].start_line, self[n].start_line, n),
+                reverse=True,
+            )
+            for n in order:
+                sym = self[n]
+                for number in range(sym.start_line, sym.end_line + 1):
+                    inner[number] = sym
+            self._inner = inner
+        return self._inner.get(line)
 
 
-def _showable(symbols: Sequence[SymbolSpan], g: Weights) -> list[SymbolSpan]:
-    return [s for s in symbols if s.end_line - s.start_line < g.max_symbol_lines]
+def _showable(symbols: Sequence[SymbolSpan], g: Weights) -> _Showable:
+    return _Showable([s for s in symbols if s.end_line - s.start_line < g.max_symbol_lines])
 
 
 def _around(
-    line: int, total: int, symbols: Sequence[SymbolSpan], weight: float, signal: str, g: Weights
+    line: int, total: int, symbols: _Showable, weight: float, signal: str, g: Weights
 ) -> Region:
-    sym = _innermost(symbols, line)
+    sym = symbols.innermost(line)
     if sym is not None:
         return Region(sym.start_line, sym.end_line, "symbol", weight, line, signal)
     start, end = max(1, line - g.window), min(total, line + g.window)
@@ -92,7 +116,7 @@ def choose_regions(
         return []
     g = geometry or default_weights()
     containers = [s for s in symbols if s.kind in _CONTAINERS]
-    symbols = _showable(symbols, g)
+    showable = _showable(symbols, g)
     regions: list[Region] = []
     for anchor in anchors:
         start, end = min(anchor.start_line, total_lines), min(anchor.end_line, total_lines)
@@ -110,9 +134,9 @@ def choose_regions(
                 )
             )
         else:
-            regions.append(_around(start, total_lines, symbols, anchor.weight, anchor.signal, g))
-    regions.extend(_lexical_regions(total_lines, symbols, matches, regions, max_lexical, g))
-    regions.extend(_followed(regions, containers, symbols, lines, g))
+            regions.append(_around(start, total_lines, showable, anchor.weight, anchor.signal, g))
+    regions.extend(_lexical_regions(total_lines, showable, matches, regions, max_lexical, g))
+    regions.extend(_followed(regions, containers, showable, lines, g))
     if not regions:
         if total_lines <= g.whole_file_lines:
             regions.append(Region(1, total_lines, "file", 0.1, 1, "head"))
@@ -123,7 +147,7 @@ def choose_regions(
 
 def _lexical_regions(
     total_lines: int,
-    symbols: Sequence[SymbolSpan],
+    symbols: _Showable,
     matches: Sequence[tuple[int, float, tuple[str, ...]]],
     taken: Sequence[Region],
     limit: int,
@@ -169,7 +193,7 @@ _CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
 def _followed(
     regions: Sequence[Region],
     containers: Sequence[SymbolSpan],
-    symbols: Sequence[SymbolSpan],
+    symbols: _Showable,
     lines: Sequence[str],
     g: Weights,
 ) -> list[Region]:
@@ -196,7 +220,7 @@ def _followed(
         return True
 
     for region in sorted(regions, key=lambda r: (-r.weight, r.start_line))[: g.follow_regions]:
-        sym = _innermost(symbols, region.focus)
+        sym = symbols.innermost(region.focus)
         if sym is None or sym.start_line > region.start_line or sym.end_line < region.end_line:
             continue  # a window, or a region wider than one symbol: it leads nowhere in one
         weight = region.weight * g.follow_share
@@ -215,7 +239,7 @@ def _followed(
         caller = re.compile(r"\b" + re.escape(sym.name) + r"\s*\(")
         found = 0
         for number in lines_matching(caller, text):
-            holder = _innermost(symbols, number)
+            holder = symbols.innermost(number)
             if found >= g.follow_calls:
                 break
             if (

@@ -1386,6 +1386,30 @@ def test_a_named_file_whose_best_region_is_a_secret_line_is_still_served_first(
     assert pack["items"][0]["path"] == "app/signing.py"
 
 
+def test_a_secret_written_between_two_packs_of_one_process_is_withheld_from_the_second(
+    make_repo: Callable[..., Path], cache_dir: Path
+) -> None:
+    # a long-lived process remembers each file version's secret lines: the new version is
+    # scanned anew, never served under the old version's verdict
+    files = {
+        "app/signing.py": "import os\n\n\ndef rotate_token():\n    return os.environ.get('T')\n",
+        "app/github.py": "def github_client(token):\n    return {'token': token}\n",
+    }
+    repo = make_repo(files, name="mini")
+    task = "rotate_token in app/signing.py"
+    first = pack_of(repo, task, cache_dir)
+    assert not [o for o in first["omitted"] if o["reason"] == "secret"]
+    (repo / "app/signing.py").write_text(
+        f"import os\n\nGITHUB_TOKEN = '{GH_TOKEN}'\n\ndef rotate_token():\n"
+        "    return os.environ.get('T')\n"
+    )
+    second = pack_of(repo, task, cache_dir)
+    assert {"path": "app/signing.py", "reason": "secret", "start_line": 3, "end_line": 3} in (
+        second["omitted"]
+    )
+    assert GH_TOKEN not in json.dumps(second)
+
+
 def test_a_named_sensitive_path_is_listed_by_name_only(
     repos: dict[str, Path], cache_dir: Path
 ) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from excerpt.index.build import index_repository
+from excerpt.index.build import index_repository, refresh_paths
 from excerpt.index.lang import PARSED_LANGUAGES
 from excerpt.index.store import IndexStore
 
@@ -210,6 +210,7 @@ class Tree:
         self.modules: dict[str, list[str]] = {}  # name -> the names it imports
         self.tests: set[str] = set()
         self.body: dict[str, int] = {}  # name -> lines appended below its code
+        self.touched: set[str] = set()  # the paths written or removed since it was cleared
         for path, text in layout.fixed.items():
             self._write(path, text)
         for name in NAMES[:4]:
@@ -226,6 +227,7 @@ class Tree:
         return sorted(self.rng.sample(pool, self.rng.randint(0, 3)))
 
     def _write(self, path: str, text: str) -> None:
+        self.touched.add(path)
         target = self.root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
@@ -240,10 +242,12 @@ class Tree:
                 self._write(path, text)
 
     def _remove(self, name: str) -> None:
+        self.touched.add(self.layout.module(name, [])[0])
         (self.root / self.layout.module(name, [])[0]).unlink()
         del self.modules[name]
         self.body.pop(name, None)
         if name in self.tests:
+            self.touched.add(self.layout.test(name)[0])
             (self.root / self.layout.test(name)[0]).unlink()
             self.tests.discard(name)
 
@@ -278,6 +282,7 @@ class Tree:
             name = new
         else:  # a test added or removed
             if name in self.tests:
+                self.touched.add(self.layout.test(name)[0])
                 (self.root / self.layout.test(name)[0]).unlink()
                 self.tests.discard(name)
             else:
@@ -297,16 +302,39 @@ def _snapshot(root: Path, cache: Path) -> dict[str, Any]:
         store.close()
 
 
-def _run(tmp_path: Path, language: str, seed: int, steps: int) -> None:
+def _named_snapshot(tree: Tree, cache: Path) -> tuple[dict[str, Any], bool]:
+    """The index refreshed from the paths the last steps touched (``refresh_paths``, as the
+    MCP server's watcher names them), or the whole tree when those cannot be refreshed
+    alone; and which it was."""
+    report = refresh_paths(tree.root, sorted(tree.touched), cache_dir=cache, jobs=1)
+    tree.touched.clear()
+    if report is None:
+        return _snapshot(tree.root, cache), False
+    assert report.cache_dir is not None
+    store = IndexStore.open(report.cache_dir)
+    try:
+        return store.snapshot(), True
+    finally:
+        store.close()
+
+
+def _run(tmp_path: Path, language: str, seed: int, steps: int, *, named: bool = False) -> None:
     rng = random.Random(f"{language}/{seed}")
     tree = Tree(tmp_path / "repo", LAYOUTS[language], rng)
     cache = tmp_path / "cache"
     first = _snapshot(tree.root, cache)
     assert first["edges"], f"{language}: the layout resolves no import"
+    tree.touched.clear()
     done: list[str] = []
     for n in range(steps):
         done.append(tree.step())
-        kept = _snapshot(tree.root, cache)
+        if named:
+            kept, alone = _named_snapshot(tree, cache)
+            # files written in place are refreshed alone; a file added or removed is not
+            edits = done[-1].split()[0] in ("imports", "body")
+            assert alone == edits, f"{language} seed {seed} after {done}"
+        else:
+            kept = _snapshot(tree.root, cache)
         fresh = _snapshot(tree.root, tmp_path / f"fresh{n}")
         assert kept == fresh, f"{language} seed {seed} after {done}"
 
@@ -320,6 +348,13 @@ def test_a_refreshed_graph_equals_a_fresh_index_after_random_edits(
     tmp_path: Path, language: str
 ) -> None:
     _run(tmp_path, language, seed=0, steps=6)
+
+
+@pytest.mark.parametrize("language", sorted(LAYOUTS))
+def test_the_named_paths_refreshed_alone_equal_a_fresh_index_after_random_edits(
+    tmp_path: Path, language: str
+) -> None:
+    _run(tmp_path, language, seed=100, steps=6, named=True)
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 
 import excerpt.mcp.session as session_module
-from excerpt.index.build import index_repository
+from excerpt.index.build import index_repository, refresh_paths
 from excerpt.index.watch import TreeWatcher
 from excerpt.mcp import build_server
 
@@ -68,6 +68,19 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return calls
 
 
+@pytest.fixture
+def named(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The paths of each refresh of named paths the server runs (``None`` ones too)."""
+    calls: list[list[str]] = []
+
+    def refresh(root: Path, paths: Any, **kwargs: Any) -> Any:
+        calls.append(list(paths))
+        return refresh_paths(root, paths, **kwargs)
+
+    monkeypatch.setattr(session_module, "refresh_paths", refresh)
+    return calls
+
+
 def _session(repo: Path, cache: Path, body: Callable[[Client], Any]) -> Any:
     async def go() -> Any:
         with anyio.fail_after(60):
@@ -83,7 +96,7 @@ def _text(result: Any) -> str:
 
 
 def test_a_pack_after_no_change_skips_the_refresh_and_an_edit_is_in_the_next(
-    make_repo: Callable[..., Path], cache_dir: Path, counted: list[Path]
+    make_repo: Callable[..., Path], cache_dir: Path, counted: list[Path], named: list[list[str]]
 ) -> None:
     repo = make_repo(SHOP)
 
@@ -103,7 +116,13 @@ def test_a_pack_after_no_change_skips_the_refresh_and_an_edit_is_in_the_next(
         with (repo / "app/refunds.py").open("a", encoding="utf-8") as fh:
             fh.write("\n\ndef refund_twice(total: int) -> int:\n    return total\n")
         edited = _text(await client.call_tool("context_pack", {"task": "refund_twice " + TASK}))
-        assert len(counted) == refreshes + 1
+        # the edited file alone was looked at: no walk of the tree
+        assert len(counted) == refreshes and named == [["app/refunds.py"]]
+        (repo / "app/notes.py").write_text("def note() -> None:\n    pass\n", encoding="utf-8")
+        added = _text(await client.call_tool("context_pack", {"task": "note " + TASK}))
+        # a new file: what discovery lists may have changed, so the tree is refreshed
+        assert len(counted) == refreshes + 1 and named[-1] == ["app/notes.py"]
+        assert "app/notes.py" in added
         status = await client.call_tool("index_status", {})
         assert status.structured_content is not None
         return first, again, edited, str(status.structured_content["freshness"])
@@ -112,15 +131,41 @@ def test_a_pack_after_no_change_skips_the_refresh_and_an_edit_is_in_the_next(
     assert "for the first time" in first and "for the first time" not in again
     assert "def refund_twice" not in again and "def refund_twice" in edited
     assert freshness.startswith("kept current by file-system notifications")
-    served = len(counted)  # one or two refreshes at start, and one after the edit
+    served = len(counted)  # one or two refreshes at start, and one after the new file
 
     async def refreshed(client: Client) -> str:
         return _text(await client.call_tool("context_pack", {"task": TASK}))
 
     (repo / "app/refunds.py").write_text(SHOP["app/refunds.py"], encoding="utf-8")
+    (repo / "app/notes.py").unlink()
     # a new server refreshes for its first pack: what the skipped refresh served, byte for byte
     assert _session(repo, cache_dir, refreshed) == again
     assert len(counted) == served + 1
+
+
+def test_the_watcher_names_every_path_changed_since_a_mark_and_forgets_only_past_its_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import excerpt.index.watch as watch_module
+
+    (tmp_path / "a.py").write_text("a\n")
+    with _watched(tmp_path) as watcher:
+        mark = watcher.begin_refresh()
+        assert watcher.changes_since(mark) == (mark, frozenset())
+        (tmp_path / "a.py").write_text("b\n")
+        (tmp_path / "b.py").write_text("b\n")
+        seen = watcher.changes_since(mark)
+        assert seen is not None and seen[0] != mark
+        assert {str(tmp_path / "a.py"), str(tmp_path / "b.py")} <= seen[1]
+        assert watcher.changes_since(seen[0]) == (seen[0], frozenset())
+        # past the log's size the oldest batches are forgotten: a mark before them gets None
+        monkeypatch.setattr(watch_module, "_LOG_PATHS", 3)
+        for n in range(6):
+            (tmp_path / f"c{n}.py").write_text("c\n")
+            time.sleep(0.05)  # a batch each
+        assert watcher.changes_since(mark) is None
+        latest = watcher.begin_refresh()
+        assert watcher.changes_since(latest) == (latest, frozenset())
 
 
 @pytest.mark.parametrize("failure", ["missing", "failing"])

@@ -28,7 +28,15 @@ from excerpt.discover.reader import FileContent, Omission, failure_reason, read_
 from excerpt.discover.sensitive import is_sensitive_path
 from excerpt.errors import NotADirectoryFault
 
-__all__ = ["Candidate", "Discovery", "discover", "display_path", "resolve_root"]
+__all__ = [
+    "JUNK_DIRS",
+    "Candidate",
+    "Discovery",
+    "discover",
+    "display_path",
+    "file_verdict",
+    "resolve_root",
+]
 
 # (the byte length of a directory's path with its trailing /, its .gitignore rules)
 _Ignores = tuple[tuple[int, IgnoreRules], ...]
@@ -150,7 +158,7 @@ def _classify(
         if skip:
             continue
         seen.add(path)
-        verdict = _candidate(prefix, path, limits)
+        verdict = file_verdict(prefix, path, limits)
         if isinstance(verdict, Omission):
             omitted.append(verdict)
             continue
@@ -205,8 +213,9 @@ def _without_links_to_sensitive(
     return kept, linked
 
 
-def _candidate(prefix: str, path: str, limits: Limits) -> Candidate | Omission | None:
-    """The verdict on ``path`` (``prefix``: the root with a trailing ``/``)."""
+def file_verdict(prefix: str, path: str, limits: Limits) -> Candidate | Omission | None:
+    """The verdict on the listed file ``path`` (``prefix``: the root with a trailing ``/``):
+    a candidate, an omission, or None when it is gone or a directory."""
     if not path.isascii() and display_path(path) != path:
         return Omission(path=display_path(path), reason="not_utf8")
     if is_sensitive_path(path):

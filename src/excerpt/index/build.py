@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -20,9 +20,16 @@ from typing import Any, Literal, Protocol
 from excerpt.core.durable import crash_point
 from excerpt.core.settings import Limits, repo_cache_dir
 from excerpt.discover.reader import Omission
-from excerpt.discover.walk import Candidate, Discovery, discover, resolve_root
+from excerpt.discover.walk import (
+    JUNK_DIRS,
+    Candidate,
+    Discovery,
+    discover,
+    file_verdict,
+    resolve_root,
+)
 from excerpt.errors import CacheFault
-from excerpt.index.db import make_cache_dir
+from excerpt.index.db import DB_NAME, make_cache_dir
 from excerpt.index.history import (
     HistoryReport,
     HistorySource,
@@ -37,7 +44,7 @@ from excerpt.index.resolve import is_test_path, resolve_graph, resolve_imports
 from excerpt.index.store import CorruptIndex, DamagedRows, IndexStore, is_corruption, writer_lock
 from excerpt.index.workers import CRASHED, WorkerPool
 
-__all__ = ["IndexReport", "ProgressFn", "index_repository", "resolve_root"]
+__all__ = ["IndexReport", "ProgressFn", "index_repository", "refresh_paths", "resolve_root"]
 
 
 class ProgressFn(Protocol):
@@ -143,6 +150,9 @@ def index_repository(
                 store = IndexStore.rebuild(cache, f"damaged content ({type(exc).__name__})")
                 read, removed, mended = _update(store, found, limits, progress, jobs)
             past = _history(store, root, history, progress)
+            shape = _discovery_shape(found)
+            if store.meta("discovery") != shape:  # written when it changes, not every run
+                store.set_meta(discovery=shape)
             summary = store.summary()
             omitted_paths = tuple(store.omitted_paths())
         except sqlite3.Error as exc:
@@ -165,6 +175,140 @@ def index_repository(
         history_seconds=past.seconds,
         **summary,
     )
+
+
+_PLAIN = "plain"
+# a change to one of these can change which files discovery lists, or how: the whole tree
+# is looked at again
+_DISCOVERY_FILES = frozenset(
+    {".gitignore", ".excerptignore", "excerpt.toml", "pyproject.toml", "pyvenv.cfg", ".git"}
+)
+
+
+def refresh_paths(
+    repo: str | os.PathLike[str],
+    paths: Collection[str],
+    *,
+    cache_dir: Path | None = None,
+    limits: Limits | None = None,
+    jobs: int | None = None,
+) -> IndexReport | None:
+    """The index of ``repo`` brought up to date when only ``paths`` (relative to its root,
+    as a file-system watcher names them) can have changed since its last refresh: those
+    files are looked at, not the tree. None when the change is not one of files already
+    indexed being written (a file added, removed or replaced by another kind, a path
+    discovery refused, a file that decides what discovery lists, the git directory): then
+    only a whole refresh (``index_repository``) can say what changed.
+
+    Every path discovery never lists (inside ``node_modules``, ``__pycache__``, …) is no
+    change. The result equals ``index_repository``'s for the same tree, its history aside
+    (the git directory is unchanged, so the stored history stands).
+
+    Raises:
+        NotADirectoryFault: ``repo`` is not a readable directory.
+        CacheFault: the cache cannot be used (CacheBusy: another writer holds it).
+    """
+    started = time.perf_counter()
+    root = resolve_root(repo)
+    limits = limits or Limits()
+    names = []
+    for path in paths:
+        parts = path.split("/")
+        if not path or any(p in ("", ".", "..") for p in parts):
+            return None
+        if parts[-1] in _DISCOVERY_FILES or ".git" in parts:
+            return None
+        if any(p in JUNK_DIRS or p.endswith(".egg-info") for p in parts[:-1]):
+            continue  # never listed, tracked or not
+        names.append(path)
+    cache = repo_cache_dir(root, cache_dir)
+    if not (cache / DB_NAME).is_file():
+        return None
+    with writer_lock(cache):
+        store = IndexStore.open(cache)
+        try:
+            found = _named(store, root, names, limits)
+            if found is None:
+                return None
+            read, removed, mended = _update(store, found, limits, None, jobs)
+            summary = store.summary()
+            omitted_paths = tuple(store.omitted_paths())
+            past = _stored_history(store)
+        except sqlite3.Error as exc:
+            if is_corruption(exc):
+                return None  # a whole refresh rebuilds it
+            raise CacheFault(f"the index database failed: {exc}") from exc
+        finally:
+            store.close()
+    return IndexReport(
+        files_discovered=len(found.candidates) + len(found.omitted),
+        discovery_truncated=False,
+        seconds=time.perf_counter() - started,
+        files_read=read,
+        files_removed=removed,
+        rows_rebuilt=mended,
+        rebuilt=store.rebuilt,
+        cache_dir=cache,
+        omitted_paths=omitted_paths,
+        history_commits=past.commits,
+        history_skipped=past.skipped,
+        history_truncated=past.truncated,
+        **summary,
+    )
+
+
+def _named(store: IndexStore, root: Path, names: Sequence[str], limits: Limits) -> Discovery | None:
+    """What discovery would find now, when only ``names`` changed since the stored run: the
+    stored files with the named ones looked at again; None when that cannot be told without
+    walking the tree (see ``refresh_paths``)."""
+    if store.meta("clean") != "1" or store.meta("discovery") != _PLAIN:
+        return None  # a run cut short, a capped list, or links (their targets' changes)
+    stored = store.file_states()
+    omitted = store.omissions()
+    refused = {o.path for o in omitted}
+    fresh: dict[str, Candidate] = {}
+    prefix = f"{root}/"
+    for name in names:
+        if name in refused:
+            return None  # a verdict that may change
+        if name not in stored:
+            if os.path.lexists(prefix + name) or store.holds_below(name):
+                return None  # a new file, or a directory of indexed files moved or removed
+            continue  # a file that came and went between two refreshes (an editor's)
+        verdict = file_verdict(prefix, name, limits)
+        if not isinstance(verdict, Candidate) or verdict.is_link or _linked(prefix + name):
+            return None  # removed, refused now, replaced by a link, or a second name of a
+            # file (discovery refuses one of a sensitive file's: see its hard-link check)
+        fresh[name] = verdict
+    candidates = tuple(
+        fresh.get(path) or Candidate(path, size, mtime_ns, False)
+        for path, (size, mtime_ns, _) in sorted(stored.items())
+    )
+    return Discovery(
+        root=root, in_git=False, candidates=candidates, omitted=omitted, truncated=False
+    )
+
+
+def _linked(path: str) -> bool:
+    try:
+        return os.lstat(path).st_nlink > 1
+    except OSError:
+        return True
+
+
+def _discovery_shape(found: Discovery) -> str:
+    """What ``refresh_paths`` needs of the last whole discovery: ``plain`` when it listed
+    every file and no link (a link's target may change under another name)."""
+    plain = not found.truncated and not any(c.is_link for c in found.candidates)
+    return _PLAIN if plain else "walk"
+
+
+def _stored_history(store: IndexStore) -> HistoryReport:
+    if not history_enabled():
+        return HistoryReport()
+    commits, skipped = store.history_counts()
+    truncated = store.meta("history_truncated") == "1"
+    return HistoryReport(commits=commits, skipped=skipped, truncated=truncated)
 
 
 def _history(

@@ -180,6 +180,19 @@ class IndexStore:
         rows = self.conn.execute("SELECT path, size, mtime_ns, sha256 FROM files")
         return {row[0]: row[1:] for row in rows}
 
+    def holds_below(self, directory: str) -> bool:
+        """Whether a stored file lies under ``directory`` (a path relative to the root)."""
+        row = self.conn.execute(
+            "SELECT 1 FROM files WHERE path > ? AND path < ? LIMIT 1",
+            (directory + "/", directory + "0"),  # "0" follows "/": every path below it
+        ).fetchone()
+        return row is not None
+
+    def omissions(self) -> tuple[Omission, ...]:
+        """The stored omissions, as the run that stored them found them."""
+        rows = self.conn.execute("SELECT path, reason, size FROM omitted ORDER BY path, reason")
+        return tuple(Omission(path=str(p), reason=str(r), size=z) for p, r, z in rows)
+
     def paths_with_status(self, status: str) -> set[str]:
         """The stored files omitted for ``status``."""
         rows = self.conn.execute("SELECT path FROM files WHERE status = ?", (status,))

@@ -1,8 +1,10 @@
 """Whether anything changed under a tree since a refresh, from file-system notifications.
 
 A long-lived server (``excerpt mcp``) refreshes its index before every pack; with a watcher it
-skips the refresh when no change was noticed since the last one began, and otherwise runs the
-ordinary stat refresh (which finds every change, whichever paths were named). ``watchfiles``
+skips the refresh when no change was noticed since the last one began, reads only the files
+named when those were written in place (``excerpt.index.build.refresh_paths``, which refuses
+any other kind of change), and otherwise runs the ordinary stat refresh (which finds every
+change, whichever paths were named). ``watchfiles``
 (Rust ``notify`` underneath: inotify, FSEvents, ReadDirectoryChangesW) delivers the events on
 its own thread; nothing here writes anywhere.
 
@@ -13,6 +15,8 @@ Why a quiet watcher can be trusted:
   the tree is marked changed and the next pack refreshes from the disk.
 - A pack waits for two of the watcher's polls (20 ms each, at most) that began after it
   was asked for, so an edit that finished before the call is seen by it.
+- The paths named since a mark are those of every batch after it; past ``_LOG_PATHS`` paths
+  the oldest batches are forgotten, and a mark before them gets no names (the tree is walked).
 - A refresh is trusted only if it began after the watcher was watching, and the watcher goes
   off for good (every pack refreshes, ``state`` says why) when it fails, stops or loses its
   root (a deleted or replaced directory is no longer watched).
@@ -29,6 +33,7 @@ __all__ = ["TreeWatcher", "identity"]
 
 _POLL_MS = 20  # the longest a quiet watcher goes without a poll
 _WAIT_S = 1.0  # a pack waits this long at most for the watcher's polls, then refreshes
+_LOG_PATHS = 4096  # the changed paths remembered; older batches are forgotten past this
 
 
 class TreeWatcher:
@@ -40,6 +45,10 @@ class TreeWatcher:
         self._stop = threading.Event()
         self._polls = 0
         self._changes = 0  # batches of events seen
+        # the paths of the latest batches, by batch number; those up to ``_forgotten`` are not
+        self._log: list[tuple[int, frozenset[str]]] = []
+        self._logged = 0
+        self._forgotten = 0
         self._state = "starting"
         self._thread: threading.Thread | None = None
         self._root_id = identity(self._paths[0]) if self._paths else None
@@ -82,6 +91,34 @@ class TreeWatcher:
             )
             return settled and self._state == "watching" and self._changes == mark
 
+    def changes_since(self, mark: int | None) -> tuple[int, frozenset[str]] | None:
+        """Every path changed since the refresh that got ``mark`` began, once every event
+        from before this call has been delivered, and the mark of this moment (for the
+        refresh of those paths); None whenever it cannot say (not watching, or the paths of
+        that time forgotten)."""
+        if mark is None:
+            return None
+        with self._cond:
+            if self._state != "watching":
+                return None
+            wanted = self._polls + 2  # a whole poll that began after this call
+            settled = self._cond.wait_for(
+                lambda: self._polls >= wanted or self._state != "watching", timeout=_WAIT_S
+            )
+            if not settled or self._state != "watching" or mark < self._forgotten:
+                return None
+            paths = frozenset().union(*(batch for n, batch in self._log if n > mark))
+            return self._changes, paths
+
+    def _remember(self, paths: frozenset[str]) -> None:
+        """Log the batch just counted (under the lock)."""
+        self._log.append((self._changes, paths))
+        self._logged += len(paths)
+        while self._logged > _LOG_PATHS and self._log:
+            n, batch = self._log.pop(0)
+            self._logged -= len(batch)
+            self._forgotten = n
+
     def _run(self) -> None:
         try:
             import watchfiles
@@ -108,7 +145,9 @@ class TreeWatcher:
                     self._off("the watched directory was removed or replaced")
                     return
                 with self._cond:
-                    self._changes += bool(changes)
+                    if changes:
+                        self._changes += 1
+                        self._remember(frozenset(path for _, path in changes))
                     self._polls += 1
                     if self._state == "starting":
                         self._state = "watching"

@@ -16,12 +16,14 @@ from mcp.types import ListRootsResult
 from excerpt.core import git
 from excerpt.core.settings import repo_cache_dir
 from excerpt.errors import ExcerptError
-from excerpt.index.build import IndexReport, index_repository
+from excerpt.index.build import IndexReport, index_repository, refresh_paths
 from excerpt.index.db import DB_NAME
 from excerpt.index.watch import TreeWatcher, identity
 from excerpt.mcp.clients import ClientProfile, profile_for
 
 __all__ = ["Client", "Roots", "ServedRepo", "Session"]
+
+_NAMED_MAX = 256  # changed paths refreshed one by one; more (a checkout): the whole tree
 
 
 class ServedRepo:
@@ -37,6 +39,7 @@ class ServedRepo:
         self.cache_dir = cache_dir
         self.problem = problem
         self.watcher: TreeWatcher | None = None
+        self._named = False
         self._refresh = threading.Lock()
         # the last refresh's report, the watcher's mark when it began, and which database file
         # it wrote (a cache removed or rebuilt since is not the index the report describes)
@@ -44,7 +47,8 @@ class ServedRepo:
 
     def watch(self) -> None:
         """Start noticing changes to the repository (and to its git directory when that lies
-        outside it), so a pack after none skips the refresh. Nothing is written."""
+        outside it), so a pack after none skips the refresh and one after a few edits reads
+        only those files. Nothing is written."""
         if self._repo is None or self.watcher is not None:
             return
         paths = [self._repo]
@@ -52,9 +56,12 @@ class ServedRepo:
             top = git.work_tree_top(self._repo)
             gitdir = git.git_dir(top) if top is not None else None
         except ExcerptError:
-            gitdir = None
+            top, gitdir = self._repo.parent, None  # (never the tree itself: no named refresh)
         if gitdir is not None and not gitdir.is_relative_to(self._repo):
             paths.append(gitdir)
+        # the named paths alone are refreshed only where every file that decides what
+        # discovery lists lies in the watched tree (not a .gitignore above a subdirectory)
+        self._named = top is None or _same_dir(top, self._repo)
         self.watcher = TreeWatcher(paths)
         self.watcher.start()
 
@@ -72,16 +79,33 @@ class ServedRepo:
             db = repo_cache_dir(root, self.cache_dir) / DB_NAME
             if self._last is not None and watcher is not None:
                 report, mark, written = self._last
-                if identity(db) == written and watcher.unchanged_since(mark):
+                seen = watcher.changes_since(mark) if identity(db) == written else None
+                if seen is not None and not seen[1]:
                     # what a refresh that finds nothing reports: nothing read or removed
                     return dataclasses.replace(
                         report, seconds=0.0, files_read=0, files_removed=0, rows_rebuilt=0,
                         rebuilt=None, history_seconds=0.0,
                     )  # fmt: skip
+                named = self._named_paths(seen[1]) if seen is not None else None
+                if named is not None:
+                    fresh = refresh_paths(root, named, cache_dir=self.cache_dir)
+                    if fresh is not None:
+                        self._last = (fresh, seen[0] if seen else None, identity(db))
+                        return fresh
             mark = watcher.begin_refresh() if watcher is not None else None
             report = index_repository(root, cache_dir=self.cache_dir)
             self._last = (report, mark, identity(db))
             return report
+
+    def _named_paths(self, changed: frozenset[str]) -> list[str] | None:
+        """The watcher's changed paths relative to the repository, when they can be
+        refreshed alone: a few, all inside it; else None (the tree is refreshed)."""
+        if not self._named or self._repo is None or len(changed) > _NAMED_MAX:
+            return None
+        prefix = f"{self._repo}/"
+        if not all(path.startswith(prefix) for path in changed):
+            return None  # the git directory outside the tree: a commit, a checkout
+        return sorted(path[len(prefix) :] for path in changed)
 
     def freshness(self) -> str:
         """How packs find the index current, in a line."""
@@ -155,3 +179,10 @@ def _root_path(uri: str) -> Path | None:
 Session = Annotated[ServedRepo, Resolve(_served)]
 Roots = Annotated[ListRootsResult | None, Resolve(_client_roots)]
 Client = Annotated[ClientProfile, Resolve(_client_profile)]
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False

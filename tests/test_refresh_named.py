@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import excerpt.index.build as build_module
 from excerpt.index.build import index_repository, refresh_paths
 from excerpt.index.store import IndexStore
 
@@ -118,15 +119,32 @@ def test_paths_discovery_never_lists_and_files_that_came_and_went_are_no_change(
     assert _rows(cache) == before
 
 
-def test_a_tree_with_links_or_no_index_yet_is_refreshed_whole(
-    make_repo: Callable[..., Path], cache_dir: Path
+def test_a_link_follows_its_target_when_only_the_target_is_named(
+    make_repo: Callable[..., Path], cache_dir: Path, tmp_path: Path
 ) -> None:
     repo = make_repo(FILES)
     assert refresh_paths(repo, ["app/refunds.py"], cache_dir=cache_dir) is None  # no index
     (repo / "app/alias.py").symlink_to("refunds.py")
+    report = index_repository(repo, cache_dir=cache_dir, history=None)
+    assert report.cache_dir is not None
+    (repo / "app/refunds.py").write_text(
+        "def refund(total):\n    return 0\n\n\ndef x():\n    pass\n"
+    )
+    named = refresh_paths(repo, ["app/refunds.py"], cache_dir=cache_dir)
+    assert named is not None and named.files_read == 2  # the target, and the link to it
+    whole = index_repository(repo, cache_dir=tmp_path / "fresh", history=None)
+    assert whole.cache_dir is not None
+    assert _rows(report.cache_dir) == _rows(whole.cache_dir)
+
+
+def test_a_tree_of_more_links_than_are_looked_at_is_refreshed_whole(
+    make_repo: Callable[..., Path], cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(build_module, "_LINKS_MAX", 0)
+    repo = make_repo(FILES)
+    (repo / "app/alias.py").symlink_to("refunds.py")
     index_repository(repo, cache_dir=cache_dir, history=None)
     (repo / "app/refunds.py").write_text("def refund(total):\n    return 0\n")
-    # the link's rows follow its target, which a watcher names under the target's path only
     assert refresh_paths(repo, ["app/refunds.py"], cache_dir=cache_dir) is None
 
 

@@ -1,4 +1,5 @@
-"""``bench perf --surface mcp``: the same packs through a real ``excerpt mcp`` process.
+"""``bench perf --surface mcp``: the same packs through a real ``excerpt mcp`` process (and
+the whole-process ``excerpt pack`` figure: both are excerpt's own processes on the copy).
 
 The server is started as a client starts it (``python -m excerpt mcp --tools core --repo
 COPY`` over stdin/stdout, the cache in ``EXCERPT_CACHE_DIR``), initialized over JSON-RPC, and
@@ -22,10 +23,31 @@ from typing import Any
 
 from excerpt.errors import EnvironmentFault
 
-__all__ = ["mcp_figures"]
+__all__ = ["cli_pack_s", "mcp_figures"]
 
 _ANSWER_S = 600.0  # a pack over a cold index of a large tree, at most
 _SETTLE_S = 0.5  # after the first pack: the watcher is watching before warm packs are timed
+
+
+def cli_pack_s(repo: Path, cache: Path, task: str, budget: int) -> float:
+    """Seconds of one ``excerpt pack`` process, start to exit, as a shell runs it (the index
+    in ``cache``, the output thrown away).
+
+    Raises:
+        EnvironmentFault: the process failed.
+    """
+    env = {**os.environ, "EXCERPT_CACHE_DIR": str(cache)}
+    argv = [sys.executable, "-m", "excerpt", "pack", "--repo", str(repo)]
+    started = time.perf_counter()
+    done = subprocess.run(
+        [*argv, "--budget", str(budget), "-"], input=task.encode("utf-8"),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    took = time.perf_counter() - started
+    if done.returncode != 0:
+        tail = done.stderr.decode("utf-8", "replace").strip()[-300:]
+        raise EnvironmentFault(f"excerpt pack exited {done.returncode}: {tail}")
+    return took
 
 
 class _Server:

@@ -9,6 +9,7 @@ finished leaves ``clean=0`` so the next open checks integrity first.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -177,7 +178,8 @@ def index_repository(
     )
 
 
-_PLAIN = "plain"
+_WALK = "walk"
+_LINKS_MAX = 256  # links looked at on every refresh of named paths; more: the tree is walked
 # a change to one of these can change which files discovery lists, or how: the whole tree
 # is looked at again
 _DISCOVERY_FILES = frozenset(
@@ -227,10 +229,11 @@ def refresh_paths(
     with writer_lock(cache):
         store = IndexStore.open(cache)
         try:
-            found = _named(store, root, names, limits)
+            stored = store.file_states()
+            found = _named(store, root, names, limits, stored)
             if found is None:
                 return None
-            read, removed, mended = _update(store, found, limits, None, jobs)
+            read, removed, mended = _update(store, found, limits, None, jobs, stored=stored)
             summary = store.summary()
             omitted_paths = tuple(store.omitted_paths())
             past = _stored_history(store)
@@ -257,13 +260,20 @@ def refresh_paths(
     )
 
 
-def _named(store: IndexStore, root: Path, names: Sequence[str], limits: Limits) -> Discovery | None:
+def _named(
+    store: IndexStore,
+    root: Path,
+    names: Sequence[str],
+    limits: Limits,
+    stored: dict[str, tuple[int, int, str]],
+) -> Discovery | None:
     """What discovery would find now, when only ``names`` changed since the stored run: the
-    stored files with the named ones looked at again; None when that cannot be told without
+    stored files with the named ones and every link looked at again (a link's rows follow its
+    target, which is written under the target's name); None when that cannot be told without
     walking the tree (see ``refresh_paths``)."""
-    if store.meta("clean") != "1" or store.meta("discovery") != _PLAIN:
-        return None  # a run cut short, a capped list, or links (their targets' changes)
-    stored = store.file_states()
+    links = _links_of(store.meta("discovery"))
+    if store.meta("clean") != "1" or links is None:
+        return None  # a run cut short, a capped list, or too many links to look at
     omitted = store.omissions()
     refused = {o.path for o in omitted}
     fresh: dict[str, Candidate] = {}
@@ -276,10 +286,16 @@ def _named(store: IndexStore, root: Path, names: Sequence[str], limits: Limits) 
                 return None  # a new file, or a directory of indexed files moved or removed
             continue  # a file that came and went between two refreshes (an editor's)
         verdict = file_verdict(prefix, name, limits)
-        if not isinstance(verdict, Candidate) or verdict.is_link or _linked(prefix + name):
-            return None  # removed, refused now, replaced by a link, or a second name of a
-            # file (discovery refuses one of a sensitive file's: see its hard-link check)
+        if not isinstance(verdict, Candidate) or verdict.is_link != (name in links):
+            return None  # removed, refused now, or a file replaced by a link or back
+        if not verdict.is_link and _linked(prefix + name):
+            return None  # a second name of a file: discovery refuses a sensitive file's
         fresh[name] = verdict
+    for link in links:
+        verdict = file_verdict(prefix, link, limits)
+        if not isinstance(verdict, Candidate) or not verdict.is_link:
+            return None  # a link that now points outside the tree, at nothing, or is gone
+        fresh[link] = verdict
     candidates = tuple(
         fresh.get(path) or Candidate(path, size, mtime_ns, False)
         for path, (size, mtime_ns, _) in sorted(stored.items())
@@ -297,10 +313,26 @@ def _linked(path: str) -> bool:
 
 
 def _discovery_shape(found: Discovery) -> str:
-    """What ``refresh_paths`` needs of the last whole discovery: ``plain`` when it listed
-    every file and no link (a link's target may change under another name)."""
-    plain = not found.truncated and not any(c.is_link for c in found.candidates)
-    return _PLAIN if plain else "walk"
+    """What ``refresh_paths`` needs of the last whole discovery (the ``discovery`` meta
+    value): the links it listed, as JSON, when it listed every file and at most
+    ``_LINKS_MAX`` links; ``walk`` otherwise."""
+    links = [c.path for c in found.candidates if c.is_link]
+    if found.truncated or len(links) > _LINKS_MAX:
+        return _WALK
+    return json.dumps({"links": links}, separators=(",", ":"))
+
+
+def _links_of(shape: str | None) -> frozenset[str] | None:
+    """The links of a stored discovery shape; None for ``walk``, none stored, or damage."""
+    if shape is None or shape == _WALK:
+        return None
+    try:
+        links = json.loads(shape)["links"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not isinstance(links, list) or not all(isinstance(p, str) for p in links):
+        return None
+    return frozenset(links)
 
 
 def _stored_history(store: IndexStore) -> HistoryReport:
@@ -351,6 +383,7 @@ def _update(
     jobs: int | None,
     *,
     mend: bool = True,
+    stored: dict[str, tuple[int, int, str]] | None = None,
 ) -> tuple[int, int, int]:
     """Bring the store up to date with ``found``: ``(files read, removed, read again because
     their rows were damaged)``.
@@ -358,7 +391,7 @@ def _update(
     Raises:
         CorruptIndex: rows damaged again after their files were read again (``mend`` off).
     """
-    stored = store.file_states()
+    stored = store.file_states() if stored is None else stored
     signature = extraction_signature()
     if store.meta("extraction") != signature:
         # files stored by another registry (a language added, a query changed): read again

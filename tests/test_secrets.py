@@ -276,3 +276,43 @@ def test_a_rule_finds_its_secret_and_not_its_placeholders(rule_id: str) -> None:
             assert not [f for f in found if f.rule == rule_id], (negative, linear)
         assert not scan_text(negative), negative
         assert not secret_lines(negative), negative
+
+
+_JS_JWT_LINES = (
+    'const API_TOKEN = "{}";',
+    "  headers: {{ Authorization: `Bearer {}` }},",
+    'export const config = {{ auth: {{ jwt: "{}" }} }};',
+    "const client = new ApiClient('{}');",
+    "  token: `{}`,",
+)
+# claims as real tokens hold them: round timestamps, sequential ids, an issuer URL
+_REAL_CLAIMS = (
+    {"sub": "42", "role": "service", "iat": 1700000000, "exp": 1800000000},
+    {"sub": "user-2345678", "exp": 1735689600},
+    {"iss": "https://auth.example.com", "aud": "orders-api", "sub": "svc-orders"},
+)
+
+
+@pytest.mark.parametrize("claims", _REAL_CLAIMS, ids=["round-times", "sequential-id", "issuer"])
+@pytest.mark.parametrize("line", _JS_JWT_LINES)
+def test_a_jwt_in_a_javascript_line_is_a_fail_whatever_its_claims(
+    claims: dict[str, object], line: str
+) -> None:
+    head = _b64url(json.dumps({"alg": "RS256", "typ": "JWT", "kid": "2024-01"}).encode())
+    body = _b64url(json.dumps(claims).encode())
+    signature = _b64url(bytes(_RNG.randrange(256) for _ in range(64)))
+    text = line.format(f"{head}.{body}.{signature}") + "\n"
+    found = [(f.rule, f.severity) for f in secret_lines(text)]
+    assert found == [("jwt", "fail")], text
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [{"sub": "1234567890", "name": "John Doe", "iat": 1516239022}, {"sub": "${USER_ID}"}],
+    ids=["jwt.io-sample", "template"],
+)
+def test_a_documentation_or_template_jwt_is_no_fail(claims: dict[str, object]) -> None:
+    head = _b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    text = f"  headers: {{ Authorization: `Bearer {head}.{_b64url(json.dumps(claims).encode())}."
+    text += "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c` },\n"
+    assert not [f for f in secret_lines(text) if f.severity == "fail"], text

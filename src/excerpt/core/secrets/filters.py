@@ -42,6 +42,8 @@ _PLACEHOLDER = re.compile(
     r"\$\{|\$\(|\{\{|\}\}|<|>|%\(|%s\b",
     re.I,
 )
+# a template's marks inside a value (a JWT's claims)
+_TEMPLATE = re.compile(r"\$\{|\{\{|\}\}|<[^>]*>|%\(|%s\b|xxxx|your[_ -]|changeme|redacted", re.I)
 # values that name a thing instead of being one (generic rules)
 _STOPWORDS = frozenset(
     (
@@ -208,20 +210,30 @@ def basic_credential(secret: str, _match: str) -> bool:
 
 
 def jwt_token(secret: str, _match: str) -> bool:
-    """A JWT whose header is JSON naming an algorithm, and whose payload is not a
-    documentation sample."""
+    """A JWT whose header is JSON naming an algorithm, unless it is the documentation sample
+    (jwt.io's ``John Doe``) or a claim holds a template mark (``${user}``, ``<sub>``).
+
+    The claims are judged by their string values alone: a payload's numbers (``"exp":
+    1700000000``) and issuer URLs are what real tokens hold, not signs of a placeholder."""
     header, payload, *_ = [*secret.split("."), "", ""]
     head = _b64decode(header.rstrip("="))
     body = _b64decode(payload.rstrip("="))
     try:
         parsed = json.loads(head or b"")
-        claims = (body or b"").decode("utf-8")
     except (ValueError, UnicodeDecodeError):
         return False
     if not isinstance(parsed, dict) or "alg" not in parsed:
         return False
-    low = claims.lower()
-    return not ("john doe" in low or "1234567890" in low or is_placeholder(claims))
+    try:
+        claims = json.loads(body or b"")
+    except (ValueError, UnicodeDecodeError):
+        return True  # a signed payload that is no JSON: still a token
+    if not isinstance(claims, dict):
+        return True
+    values = [v for v in claims.values() if isinstance(v, str)]
+    if claims.get("sub") == "1234567890" or any(v.lower() == "john doe" for v in values):
+        return False
+    return not any(_TEMPLATE.search(v) for v in values)
 
 
 def discord_token(secret: str, _match: str) -> bool:

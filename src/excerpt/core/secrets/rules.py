@@ -283,13 +283,14 @@ _STRUCTURAL: tuple[Rule, ...] = (
        r"(?:server|data source|host|user id|uid|database)\s*=",
        "Password in an ADO.NET, ODBC or JDBC connection string", 2.0, stopwords=True),
     _p("basic-auth-header", "basic",
-       r"(?i)authorization[\"']?\s*[:=]\s*[\"']?basic\s+([A-Za-z0-9+/]{8,}={0,2})",
+       r"(?i)authorization[\"'\x60]?\s*[:=]\s*[\"'\x60]?basic\s+([A-Za-z0-9+/]{8,}={0,2})",
        "HTTP Basic credentials in an Authorization header", 2.5, check=basic_credential),
 )  # fmt: skip
 
 _GENERIC: tuple[Rule, ...] = (
     Rule(id="authorization-bearer", severity="warn", keywords=("bearer",),
-         pattern=r"(?i)authorization[\"']?\s*[:=]\s*[\"']?bearer\s+([A-Za-z0-9_.~+/=-]{20,500})",
+         pattern=r"(?i)authorization[\"'\x60]?\s*[:=]\s*[\"'\x60]?bearer\s+"
+                 r"([A-Za-z0-9_.~+/=-]{20,500})",
          description="Bearer token in an Authorization header", entropy=3.0, prose=True),
     _generic("generic-password", "pass pwd",
              r"password|passwd|passphrase|pwd|(?:\b|_)pass(?:\b|_)",

@@ -9,6 +9,7 @@ budget truth, determinism, pins and secret hygiene.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import itertools
@@ -1408,6 +1409,47 @@ def test_a_secret_written_between_two_packs_of_one_process_is_withheld_from_the_
         second["omitted"]
     )
     assert GH_TOKEN not in json.dumps(second)
+
+
+def _pem(kind: str, seed: int) -> str:
+    rng = random.Random(seed)
+    body = "\n".join(
+        base64.b64encode(bytes(rng.randrange(256) for _ in range(48))).decode() for _ in range(8)
+    )
+    return f"-----BEGIN {kind}-----\n{body}\n-----END {kind}-----"
+
+
+@pytest.mark.parametrize("path", ["src/signer_keys.py", "tests/test_keys.py"])
+def test_a_named_file_of_keys_serves_its_other_lines_and_lists_the_key_lines_as_secret(
+    make_repo: Callable[..., Path], cache_dir: Path, path: str
+) -> None:
+    # every key block is a secret; what is left of the file is one or two lines at a time,
+    # and the task names the file: those lines are served, the key lines listed as withheld
+    rsa, ec = _pem("RSA PRIVATE KEY", 1), _pem("EC PRIVATE KEY", 2)
+    ssh = base64.b64encode(random.Random(3).randbytes(180)).decode()
+    text = (
+        "# Keys for the signature verifier's tests.\n"
+        f'RSA_KEY = """{rsa}"""\n'
+        f'EC_KEY = """{ec}"""\n'
+        f'ED25519 = "-----BEGIN OPENSSH PRIVATE KEY-----\\n{ssh}\\n'
+        '-----END OPENSSH PRIVATE KEY-----\\n"\n'
+        "ALL_KEYS = [RSA_KEY, EC_KEY, ED25519]\n"
+    )
+    repo = make_repo({path: text, "src/verify.py": "def verify(sig):\n    return sig\n"})
+    pack = pack_of(repo, f"ALL_KEYS in {path} is missing the ed25519 key", cache_dir)
+    served = [i for i in pack["items"] if i["path"] == path]
+    lines = "".join(i["text"] for i in served)
+    assert "# Keys for the signature verifier's tests.\n" in lines
+    assert "ALL_KEYS = [RSA_KEY, EC_KEY, ED25519]\n" in lines
+    withheld = {
+        n
+        for o in pack["omitted"]
+        if o["path"] == path and o["reason"] == "secret"
+        for n in range(o["start_line"], o["end_line"] + 1)
+    }
+    key_lines = {n for n, line in enumerate(text.splitlines(), 1) if "KEY" in line[:12]}
+    assert key_lines - {text.count("\n")} <= withheld
+    assert "PRIVATE KEY" not in lines and ssh[:40] not in json.dumps(pack)
 
 
 def test_a_named_sensitive_path_is_listed_by_name_only(

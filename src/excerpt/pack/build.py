@@ -23,6 +23,7 @@ from excerpt.pack.model import Item, Omitted, Pack, Plan, PlanEntry, Role
 from excerpt.pack.prepare import Prepared
 from excerpt.pack.regions import Region
 from excerpt.rank.score import Candidate, Reason
+from excerpt.rank.signals import NAMED_IN_TASK
 from excerpt.risk import classify_path
 
 __all__ = ["plan_of", "remember", "select"]
@@ -295,12 +296,13 @@ def _in_file_order(pieces: list[_Piece]) -> list[_Piece]:
 
 
 def _worth_serving(piece: _Piece, *, whole: bool) -> bool:
-    """One or two lines are served only as a pinned line or a whole definition: a cut
-    ``class Admin:`` or a sliver left between secret lines tells an agent nothing, and
-    blank lines alone tell it less."""
+    """One or two lines are served only as a pinned line, a whole definition or a file the
+    task names: a cut ``class Admin:`` or a sliver left between secret lines tells an agent
+    nothing, and blank lines alone tell it less. A file the task names is served whatever
+    is left of it (a file of keys shows its other lines, its key lines omitted ``secret``)."""
     if not piece.data.strip():
         return False
-    if piece.end - piece.start >= 2:
+    if piece.end - piece.start >= 2 or (whole and NAMED_IN_TASK in piece.candidate.reasons):
         return True
     pinned = any(
         a.signal == "stack_frame" and piece.start <= a.start_line <= piece.end

@@ -26,6 +26,7 @@ from excerpt.rank.weights import Weights
 from excerpt.risk import concepts_from_query
 
 __all__ = [
+    "NAMED_IN_TASK",
     "TIER_CHANGED",
     "TIER_PINNED",
     "Anchor",
@@ -54,6 +55,9 @@ class Reason:
 
     def to_dict(self) -> dict[str, str]:
         return {"signal": self.signal, "detail": self.detail}
+
+
+NAMED_IN_TASK = Reason("path", "path or file name named in the task")
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +280,7 @@ def named_paths(
             # a test or a test's data named in an issue is where the failure shows, rarely
             # where the change goes: counted, not pinned
             pinned = named and not (files[path].is_test or kinds.TEST_DATA.search(path))
-            reason = Reason("path", "path or file name named in the task")
+            reason = NAMED_IN_TASK
             gain = w.named_path_pinned_gain if pinned else w.named_path_gain
             out.append(Contribution(path, gain, reason, TIER_PINNED if pinned else 0))
     return out

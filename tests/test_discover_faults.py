@@ -81,45 +81,66 @@ def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
 # -- PATH_MAX ---------------------------------------------------------------------------------
 
 
+def _served(capsys: pytest.CaptureFixture[str], repo: Path, leaf: str) -> None:
+    """A pack for the leaf's function serves it, and ``get`` re-reads it by its handle."""
+    code = main(["pack", "leaf returns the wrong value", "--repo", str(repo), "--json"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    items = [i for i in json.loads(out)["items"] if i["path"] == leaf]
+    assert items and items[0]["text"] == "def leaf():\n    return 2\n"
+    assert main(["get", items[0]["handle"], "--repo", str(repo), "--json"]) == 0
+    got = json.loads(capsys.readouterr()[0])
+    assert [(r["status"], r["text"]) for r in got] == [("fresh", "def leaf():\n    return 2\n")]
+
+
 @pytest.mark.reliability("B1.10")
-def test_a_directory_beyond_path_max_outside_git_is_omitted_as_unreadable(
+def test_a_file_beyond_path_max_outside_git_is_indexed_through_descriptors(
     tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = _repo(tmp_path)
     leaf = beyond_path_max(repo)
     doc = index_json(capsys, repo)
-    assert doc["files_indexed"] == 1  # a.py; the leaf cannot be named in one call
-    ((path, reason),) = omitted(doc).items()
-    assert reason == "unreadable"
-    assert path.endswith("/") and leaf.startswith(path)  # the directory it could not list
+    assert doc["files_indexed"] == 2 and omitted(doc) == {}
+    _served(capsys, repo, leaf)
 
 
 @pytest.mark.reliability("B1.10")
-def test_a_tracked_file_beyond_path_max_is_omitted_as_unreadable(
+def test_a_tracked_file_beyond_path_max_is_indexed_through_descriptors(
     tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = _repo(tmp_path)
     git_commit_all(repo)
     leaf = beyond_path_max(repo)
-    # git cannot open the file's directory either; the index entry is made from the blob
+    # git cannot open the file's directory; the index entry is made from the blob
     blob = _git(repo, "hash-object", "-w", "--stdin", stdin=b"def leaf():\n").decode().strip()
     _git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{leaf}")
     doc = index_json(capsys, repo)
-    assert doc["files_indexed"] == 1
-    assert omitted(doc)[leaf] == "unreadable"
-    assert set(omitted(doc).values()) == {"unreadable"}  # its directory too, once git says so
+    assert doc["files_indexed"] == 2 and omitted(doc) == {}
+    _served(capsys, repo, leaf)
 
 
 @pytest.mark.reliability("B1.10")
-def test_an_untracked_file_beyond_path_max_in_git_is_not_lost_silently(
+def test_an_untracked_file_beyond_path_max_in_git_is_walked_through_descriptors(
     tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # git reports the directory it could not open; the walk goes on below it by descriptor,
+    # with the .gitignore files above it
     repo = _repo(tmp_path)
+    (repo / ".gitignore").write_text("*.log\n")
     git_commit_all(repo)
     leaf = beyond_path_max(repo)
+    deep_file(repo, [], "x", b"")  # (a file at the top, so the walk's start is not the root)
+    beside = leaf.rpartition("/")[0] + "/run.log"
+    fd = os.open(repo, os.O_RDONLY | os.O_DIRECTORY)
+    for part in beside.split("/")[:-1]:
+        inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(os.open("run.log", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    os.close(fd)
     doc = index_json(capsys, repo)
-    assert doc["files_indexed"] == 1
-    assert any(leaf.startswith(p) and r == "unreadable" for p, r in omitted(doc).items())
+    assert doc["files_indexed"] == 4 and omitted(doc) == {}  # not the ignored log
+    _served(capsys, repo, leaf)
 
 
 # -- depth and long names ------------------------------------------------------------------

@@ -17,12 +17,22 @@ import posixpath
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from excerpt.core.hashing import sha256_hex
 from excerpt.core.settings import Limits
 from excerpt.discover.sensitive import is_sensitive_path
 
-__all__ = ["FileContent", "Omission", "classify_encoding", "failure_reason", "read_file"]
+__all__ = [
+    "FileContent",
+    "Listed",
+    "Omission",
+    "classify_encoding",
+    "failure_reason",
+    "list_beneath",
+    "lstat_beneath",
+    "read_file",
+]
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
@@ -94,6 +104,85 @@ class _SymlinkOnPath(Exception):
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_dirs(root: str, parts: list[str]) -> int:
+    """A descriptor of ``root/parts``, each directory opened relative to its parent's
+    descriptor without following a link: a path longer than one system call can name
+    (PATH_MAX) is reached this way.
+
+    Raises:
+        OSError: a component is missing, no directory, a link, or may not be opened.
+    """
+    dir_fd = os.open(root, _DIR_FLAGS)
+    try:
+        for part in parts:
+            next_fd = os.open(part, _DIR_FLAGS, dir_fd=dir_fd)
+            os.close(dir_fd)
+            dir_fd = next_fd
+    except BaseException:
+        os.close(dir_fd)
+        raise
+    return dir_fd
+
+
+def lstat_beneath(root: str, rel: str) -> os.stat_result:
+    """``os.lstat`` of ``root/rel``; a path too long to name in one call is looked up from
+    its directory's descriptor (``fstatat``), so no file of the tree is beyond reach.
+
+    Raises:
+        OSError: as ``os.lstat``.
+    """
+    try:
+        return os.lstat(os.path.join(root, rel))
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+    *dirs, name = rel.split("/")
+    dir_fd = _open_dirs(root, dirs)
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    finally:
+        os.close(dir_fd)
+
+
+class Listed(NamedTuple):
+    """One entry of a listed directory: its name, and whether it is a directory or a link
+    (neither followed)."""
+
+    name: str
+    is_dir: bool
+    is_link: bool
+
+
+def list_beneath(root: str, rel_dir: str) -> list[Listed]:
+    """The entries of directory ``root/rel_dir`` by name; one too deep to name in one call
+    is listed from its descriptor. An entry whose type cannot be had counts as a file (the
+    reader decides what it is, and says so).
+
+    Raises:
+        OSError: the directory cannot be listed.
+    """
+    try:
+        with os.scandir(os.path.join(root, rel_dir)) as listing:
+            return sorted(_listed(e) for e in listing)
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+    dir_fd = _open_dirs(root, [p for p in rel_dir.split("/") if p])
+    try:
+        with os.scandir(dir_fd) as listing:
+            return sorted(_listed(e) for e in listing)
+    finally:
+        os.close(dir_fd)
+
+
+def _listed(entry: os.DirEntry[str] | os.DirEntry[bytes]) -> Listed:
+    name = os.fsdecode(entry.name)
+    try:
+        return Listed(name, entry.is_dir(follow_symlinks=False), entry.is_symlink())
+    except OSError:
+        return Listed(name, False, False)
 
 
 def _open_beneath(

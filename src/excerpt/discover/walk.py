@@ -24,7 +24,14 @@ from excerpt.core import git
 from excerpt.core.settings import Limits
 from excerpt.discover.filters import PathFilter, repository_filter
 from excerpt.discover.ignore import IgnoreRules
-from excerpt.discover.reader import FileContent, Omission, failure_reason, read_file
+from excerpt.discover.reader import (
+    FileContent,
+    Omission,
+    failure_reason,
+    list_beneath,
+    lstat_beneath,
+    read_file,
+)
 from excerpt.discover.sensitive import is_sensitive_path
 from excerpt.errors import NotADirectoryFault
 
@@ -106,7 +113,12 @@ def discover(root: Path, limits: Limits, filters: PathFilter | None = None) -> D
     if top is not None:
         tracked, untracked, unopened = git.ls_files_checked(root)
         listed = [(p, True) for p in tracked] + [(p, False) for p in untracked]
-        unlisted = _below(root, top, unopened)
+        for directory in _below(root, top, unopened):
+            # git could not open it (a path past PATH_MAX): walked by descriptors, with the
+            # .gitignore files above it; still unlisted only when it cannot be read at all
+            below, still = _walk(root, limits, start=directory)
+            listed.extend((p, False) for p in below)
+            unlisted.extend(still)
     else:
         paths, unlisted = _walk(root, limits)
         listed = [(p, False) for p in paths]
@@ -221,7 +233,7 @@ def file_verdict(prefix: str, path: str, limits: Limits) -> Candidate | Omission
     if is_sensitive_path(path):
         return Omission(path=path, reason="sensitive")
     try:
-        st = os.lstat(prefix + path)
+        st = lstat_beneath(prefix, path)
     except OSError as exc:
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             return None  # listed by git but gone from the work tree: nothing to read
@@ -242,16 +254,18 @@ def file_verdict(prefix: str, path: str, limits: Limits) -> Candidate | Omission
         try:
             st = os.stat(prefix + path)
             real = os.path.realpath(prefix + path)
-        except (OSError, ValueError):
-            return Omission(path=path, reason="not_regular_file")
+        except (OSError, ValueError) as exc:  # a link to nothing, or too deep to name
+            return Omission(path=path, reason=failure_reason(exc))
         top = os.path.realpath(prefix)
         if os.path.commonpath([top, real]) != top:
             return Omission(path=path, reason="symlink_outside_root")
     return Candidate(path, st.st_size, st.st_mtime_ns, is_link)
 
 
-def _walk(root: Path, limits: Limits) -> tuple[list[str], list[str]]:
-    """Iterative walk outside git, honouring nested ``.gitignore`` files; never follows links.
+def _walk(root: Path, limits: Limits, start: str = "") -> tuple[list[str], list[str]]:
+    """Iterative walk outside git (or of the directory ``start``, ``dir/``, below the root),
+    honouring nested ``.gitignore`` files; never follows links. A directory too deep to name
+    in one call is listed from its descriptor.
 
     Returns the file paths and the directories that could not be listed (``dir/``).
 
@@ -260,12 +274,21 @@ def _walk(root: Path, limits: Limits) -> tuple[list[str], list[str]]:
     """
     out: list[str] = []
     unlisted: list[str] = []
-    stack: list[tuple[str, _Ignores]] = [("", ())]
+    base = str(root)
+    specs: _Ignores = ()
+    parts = start.split("/")[:-1]
+    for depth in range(len(parts)):  # the rules of each directory above ``start``
+        above = "".join(f"{p}/" for p in parts[:depth])
+        try:
+            if stat.S_ISREG(lstat_beneath(base, f"{above}.gitignore").st_mode):
+                specs = _with_gitignore(root, above, specs, limits)
+        except (OSError, ValueError):
+            continue
+    stack: list[tuple[str, _Ignores]] = [(start, specs)]
     while stack:
         rel_dir, specs = stack.pop()
         try:
-            with os.scandir(root / rel_dir) as listing:
-                entries = sorted(listing, key=lambda e: e.name)
+            entries = list_beneath(base, rel_dir)
         except OSError as exc:
             if not rel_dir:
                 raise NotADirectoryFault(
@@ -275,18 +298,14 @@ def _walk(root: Path, limits: Limits) -> tuple[list[str], list[str]]:
                 unlisted.append(rel_dir)
             continue
         gitignore = next((e for e in entries if e.name == ".gitignore"), None)
-        if gitignore is not None:
-            specs = _with_gitignore(root, rel_dir, gitignore, specs, limits)
-        for entry in entries:
-            rel = f"{rel_dir}{entry.name}"
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                is_dir = False  # the reader decides what the entry is, and says so
+        if gitignore is not None and not gitignore.is_link:  # git does not follow a link
+            specs = _with_gitignore(root, rel_dir, specs, limits)
+        for name, is_dir, _ in entries:
+            rel = f"{rel_dir}{name}"
             if _ignored(rel, is_dir, specs):
                 continue
             if is_dir:
-                if not _skipped_dir((entry.name,), tracked=False) and not _is_venv(entry.path):
+                if not _skipped_dir((name,), tracked=False) and not _is_venv(base, rel):
                     stack.append((rel + "/", specs))
             else:
                 out.append(rel)
@@ -295,26 +314,19 @@ def _walk(root: Path, limits: Limits) -> tuple[list[str], list[str]]:
     return out, unlisted
 
 
-def _is_venv(directory: str) -> bool:
+def _is_venv(root: str, directory: str) -> bool:
     """Whether ``directory`` is a virtualenv (holds ``pyvenv.cfg``); False when it cannot be
     looked into (the walk then reports it as unreadable)."""
     try:
-        os.stat(os.path.join(directory, "pyvenv.cfg"))
+        lstat_beneath(root, f"{directory}/pyvenv.cfg")
     except (OSError, ValueError):
         return False
     return True
 
 
-def _with_gitignore(
-    root: Path, rel_dir: str, entry: os.DirEntry[str], specs: _Ignores, limits: Limits
-) -> _Ignores:
+def _with_gitignore(root: Path, rel_dir: str, specs: _Ignores, limits: Limits) -> _Ignores:
     """``specs`` with the rules of ``rel_dir``'s ``.gitignore`` (raw bytes, as git reads
-    them); unchanged when it is a link (git does not follow one) or cannot be read."""
-    try:
-        if entry.is_symlink():
-            return specs
-    except OSError:
-        return specs
+    them); unchanged when it cannot be read."""
     content = read_file(root, f"{rel_dir}.gitignore", limits)
     if not isinstance(content, FileContent):
         return specs

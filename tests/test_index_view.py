@@ -127,3 +127,59 @@ def test_a_memory_view_ranks_without_any_database() -> None:
     ranked = rank_files(task, view)
     assert [c.path for c in ranked][:1] == ["shop/refund.py"]
     assert "shop/ledger.py" not in [c.path for c in ranked]
+
+
+def _table(root: Path, cache_dir: Path) -> dict[str, FileInfo]:
+    with IndexStore.open(repo_cache_dir(root.resolve(), cache_dir)) as store:
+        return store.view().files()
+
+
+def test_an_unchanged_index_answers_the_file_table_read_before(
+    make_repo: Callable[..., Path], cache_dir: Path
+) -> None:
+    # a long-lived process (the MCP server) reads the table once per version of it
+    root = make_repo(FILES)
+    index_repository(root, cache_dir=cache_dir)
+    first = _table(root, cache_dir)
+    index_repository(root, cache_dir=cache_dir)  # no change: nothing written
+    assert _table(root, cache_dir) is first
+
+
+@pytest.mark.parametrize("change", ["edit", "add", "remove"])
+def test_a_changed_index_answers_its_new_file_table(
+    make_repo: Callable[..., Path], cache_dir: Path, change: str
+) -> None:
+    root = make_repo(FILES)
+    index_repository(root, cache_dir=cache_dir)
+    first = _table(root, cache_dir)
+    if change == "edit":
+        (root / "shop/ledger.py").write_text("def post(entry):\n    return [entry]\n")
+    elif change == "add":
+        (root / "shop/tax.py").write_text("def tax(o):\n    return 0\n")
+    else:
+        (root / "README.md").unlink()
+    index_repository(root, cache_dir=cache_dir)
+    second = _table(root, cache_dir)
+    assert second is not first
+    with IndexStore.open(repo_cache_dir(root.resolve(), cache_dir)) as store:
+        rows = dict(store.conn.execute("SELECT path, sha256 FROM files"))
+    assert {p: f.sha256 for p, f in second.items()} == rows
+
+
+def test_a_file_row_changed_in_place_is_read_again_not_answered_from_the_kept_table(
+    make_repo: Callable[..., Path], cache_dir: Path
+) -> None:
+    # a row rewritten with a checksum of its own changes the table's digest: the view reads
+    # the table again, and the row that fails its check is left out, as on a first read
+    root = make_repo(FILES)
+    index_repository(root, cache_dir=cache_dir)
+    first = _table(root, cache_dir)
+    with (
+        IndexStore.open(repo_cache_dir(root.resolve(), cache_dir)) as store,
+        store.transaction() as c,
+    ):
+        c.execute("UPDATE files SET size = size + 1, checksum = checksum + 1 WHERE path = ?",
+                  ("shop/ledger.py",))  # fmt: skip
+    second = _table(root, cache_dir)
+    assert second is not first
+    assert "shop/ledger.py" not in second and "shop/refund.py" in second

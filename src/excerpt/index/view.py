@@ -10,6 +10,8 @@ give them again.
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
@@ -119,6 +121,40 @@ class IndexView(Protocol):
         ...
 
 
+# The file tables read last, by database: (the digest of the rows, the table by path, the
+# paths by row id). Every write of a row changes its checksum (it covers the path, size,
+# mtime and hash), so the count, the largest id and the sum of the checksums change with any
+# row written, added or removed; a table is kept only when every row passed its check.
+_TABLE_DIGEST = "SELECT count(*), max(id), sum(checksum) FROM files"
+_TABLES_KEPT = 4
+_Table = tuple[dict[str, FileInfo], dict[int, str]]
+_tables: OrderedDict[str, tuple[tuple[object, ...], _Table]] = OrderedDict()
+_tables_lock = threading.Lock()
+
+
+def _kept_table(database: str, digest: tuple[object, ...]) -> _Table | None:
+    if not database:
+        return None
+    with _tables_lock:
+        kept = _tables.get(database)
+        if kept is None or kept[0] != digest:
+            return None
+        _tables.move_to_end(database)
+        return kept[1]
+
+
+def _keep_table(
+    database: str, digest: tuple[object, ...], files: dict[str, FileInfo], ids: dict[int, str]
+) -> None:
+    if not database:
+        return
+    with _tables_lock:
+        _tables[database] = (digest, (files, ids))
+        _tables.move_to_end(database)
+        while len(_tables) > _TABLES_KEPT:
+            _tables.popitem(last=False)
+
+
 class StoreView:
     """``IndexView`` over one open index connection.
 
@@ -139,24 +175,45 @@ class StoreView:
 
     def files(self) -> dict[str, FileInfo]:
         """Every file the index holds (indexed or omitted by status), by path; a row that
-        fails its digest is left out (and read again by the next run)."""
+        fails its digest is left out (and read again by the next run).
+
+        A long-lived process (the MCP server) reads the table once per version of it: an
+        intact table is kept with the digest of its rows, and a view whose table has the same
+        digest answers with the table kept (the same object, which no caller changes)."""
         if self._files is None:
-            rows = self.conn.execute(
-                f"SELECT id, {FILE_COLUMNS}, git_blob, checksum FROM files ORDER BY path"
-            ).fetchall()
-            intact = []
-            for r in rows:
-                if file_row_check(r[1:12]) == r[13]:
-                    intact.append(r)
-                else:
-                    self._damaged(r[1])
-            self._ids = {r[0]: r[1] for r in intact}
-            # (path, size, sha256, language, encoding, lines, status, is_test, git_blob)
-            self._files = {
-                r[1]: FileInfo(r[1], r[2], r[4], r[5], r[6], r[7], r[8], bool(r[9]), r[12])
-                for r in intact
-            }
+            database = self._database()
+            digest = tuple(self.conn.execute(_TABLE_DIGEST).fetchone())
+            kept = _kept_table(database, digest)
+            if kept is not None:
+                self._files, self._ids = kept
+            else:
+                self._files, self._ids = self._read_files()
+                if not self.damaged:
+                    _keep_table(database, digest, self._files, self._ids)
         return self._files
+
+    def _read_files(self) -> tuple[dict[str, FileInfo], dict[int, str]]:
+        rows = self.conn.execute(
+            f"SELECT id, {FILE_COLUMNS}, git_blob, checksum FROM files ORDER BY path"
+        ).fetchall()
+        intact = []
+        for r in rows:
+            if file_row_check(r[1:12]) == r[13]:
+                intact.append(r)
+            else:
+                self._damaged(r[1])
+        ids = {r[0]: r[1] for r in intact}
+        # (path, size, sha256, language, encoding, lines, status, is_test, git_blob)
+        files = {
+            r[1]: FileInfo(r[1], r[2], r[4], r[5], r[6], r[7], r[8], bool(r[9]), r[12])
+            for r in intact
+        }
+        return files, ids
+
+    def _database(self) -> str:
+        """The main database's file ("" for one in memory or a temporary one)."""
+        rows = self.conn.execute("PRAGMA database_list").fetchall()
+        return next((str(r[2]) for r in rows if r[1] == "main"), "")
 
     def _paths_by_id(self) -> dict[int, str]:
         self.files()

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from excerpt.index.history import history_enabled
-from excerpt.index.view import IndexView, edges_near
+from excerpt.index.view import FileInfo, IndexView, edges_near
 from excerpt.rank import signals
 from excerpt.rank.history import history
 from excerpt.rank.signals import Anchor, Contribution, Reason, Standing
@@ -62,6 +62,28 @@ def _standing(totals: dict[str, _Total]) -> dict[str, Standing]:
     return {path: Standing(t.score, t.tier) for path, t in totals.items()}
 
 
+# the indexed files of the last file table ranked over, and their paths by name: a view of
+# an unchanged index answers with the same table (``StoreView.files``), whose derived maps
+# are then made once (100,000 files: 0.15 s a pack)
+_last_indexed: tuple[Mapping[str, FileInfo], dict[str, FileInfo], dict[str, list[str]]] | None = (
+    None
+)
+
+
+def _indexed(
+    table: Mapping[str, FileInfo],
+) -> tuple[dict[str, FileInfo], dict[str, list[str]]]:
+    """The files of ``table`` that are indexed, and their paths by last component."""
+    global _last_indexed
+    kept = _last_indexed
+    if kept is not None and kept[0] is table:
+        return kept[1], kept[2]
+    files = {p: f for p, f in table.items() if f.status is None}
+    by_name = dict(signals.paths_by_name(files))
+    _last_indexed = (table, files, by_name)
+    return files, by_name
+
+
 def rank_files(
     task: Task,
     view: IndexView,
@@ -77,8 +99,7 @@ def rank_files(
     ``weights`` replaces the shipped ones.
     """
     w = weights or default_weights()
-    files = {p: f for p, f in view.files().items() if f.status is None}
-    by_name = signals.paths_by_name(files)
+    files, by_name = _indexed(view.files())
     totals: dict[str, _Total] = defaultdict(_Total)
     if "lexical" not in without:
         _add(totals, signals.lexical(task, view, files, w))

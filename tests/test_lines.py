@@ -17,7 +17,7 @@ from excerpt.core.lines import (
     split_lines,
 )
 
-_TEXT = st.text(alphabet="ab\n\r x", max_size=300)
+_TEXT = st.text(alphabet="ab\n\r xé.(*\U0001f600", max_size=300)
 
 
 @given(st.lists(st.sampled_from([b"a", b"b", b"\n", b"\r"]), max_size=200).map(b"".join))
@@ -46,12 +46,18 @@ def test_lines_matching_on_a_text_where_every_line_matches() -> None:
     assert lines_matching(re.compile("key"), text) == list(range(1, 20_001))
 
 
-@given(_TEXT, st.lists(st.sampled_from(["a", "ab", "b b", "x", "ba", "r"]), max_size=4))
+@pytest.mark.parametrize("linear", [True, False], ids=["re2", "find"])
+@given(
+    text=_TEXT,
+    needles=st.lists(
+        st.sampled_from(["a", "ab", "b b", "x", "ba", "r", "é", "a.", "(*"]), max_size=4
+    ),
+)
 def test_lines_containing_is_lines_matching_of_the_alternation(
-    text: str, needles: list[str]
+    linear: bool, text: str, needles: list[str]
 ) -> None:
     pattern = re.compile("|".join(re.escape(n) for n in needles) or "(?!)")
-    assert lines_containing(needles, text) == lines_matching(pattern, text)
+    assert lines_containing(needles, text, linear=linear) == lines_matching(pattern, text)
 
 
 def test_lines_containing_refuses_a_needle_across_lines() -> None:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
+
+from excerpt.core.linear import LINEAR, Pattern, compile_pattern
 
 __all__ = ["line_count", "lines_containing", "lines_matching", "slice_lines", "split_lines"]
 
@@ -58,14 +61,24 @@ def lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
     return found
 
 
-def lines_containing(needles: Iterable[str], text: str) -> list[int]:
+def lines_containing(needles: Iterable[str], text: str, *, linear: bool = LINEAR) -> list[int]:
     """1-based numbers of the ``\\n``-separated lines of ``text`` holding any of ``needles``
-    (none of which holds a ``\\n``), in order: ``lines_matching`` of their alternation, by
-    ``str.find`` (a regular expression's alternation of words scans far slower)."""
-    starts: set[int] = set()  # where each holding line starts
-    for needle in needles:
+    (none of which holds a ``\\n``), in order: ``lines_matching`` of their alternation.
+
+    With RE2 (``linear``), one pass of one automaton over the text, each match running to
+    its line's end so a line is reported once; else ``str.find`` per needle (Python's
+    regular expressions try every alternative at every position: far slower).
+    """
+    wanted = tuple(sorted(set(needles)))
+    for needle in wanted:
         if not needle or "\n" in needle:
             raise ValueError(f"not a needle of one line: {needle!r}")
+    if not wanted:
+        return []
+    if linear and LINEAR:
+        return _containing_linear(wanted, text)
+    starts: set[int] = set()  # where each holding line starts
+    for needle in wanted:
         at = text.find(needle)
         while at >= 0:
             start = text.rfind("\n", 0, at) + 1
@@ -78,6 +91,24 @@ def lines_containing(needles: Iterable[str], text: str) -> list[int]:
     number, counted = 1, 0
     for start in sorted(starts):
         number += text.count("\n", counted, start)
+        counted = start
+        found.append(number)
+    return found
+
+
+@lru_cache(maxsize=16)
+def _to_line_end(needles: tuple[str, ...]) -> Pattern:
+    """Any of ``needles``, then the rest of its line (a pack asks with one set per task)."""
+    return compile_pattern("(?:" + "|".join(re.escape(n) for n in needles) + ")[^\\n]*")
+
+
+def _containing_linear(needles: tuple[str, ...], text: str) -> list[int]:
+    data = text.encode("utf-8", "surrogatepass")
+    found: list[int] = []
+    number, counted = 1, 0
+    for spans in _to_line_end(needles).spans(data):
+        start = data.rfind(b"\n", 0, spans[0][0]) + 1
+        number += data.count(b"\n", counted, start)
         counted = start
         found.append(number)
     return found

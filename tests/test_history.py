@@ -263,3 +263,24 @@ def test_the_history_reason_has_a_code_of_its_own_in_markdown() -> None:
     code, legend, specific = _code_of({"signal": "history", "detail": detail})
     assert (code, specific) == ("past", "57993a1ab377: commit, history")
     assert legend != "history"
+
+
+def test_the_history_follows_a_new_commit_and_is_left_unread_when_head_stays(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    # one git call names the top, the git directory and HEAD: before the first commit there
+    # is no history, after it the commit is held, and a refresh at the same head keeps it
+    root = tmp_path / "repo"
+    write_tree(root, {"shop/refund.py": "def refund():\n    pass\n"})
+    git(root, "init", "-q")
+    assert index_repository(root, cache_dir=cache_dir).history_commits == 0
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "Refund webhook retries twice")
+    assert index_repository(root, cache_dir=cache_dir).history_commits == 1
+    assert index_repository(root, cache_dir=cache_dir).history_commits == 1
+    (root / "shop/ledger.py").write_text("def post():\n    pass\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "Ledger posts")
+    assert index_repository(root, cache_dir=cache_dir).history_commits == 2
+    with IndexStore.open(repo_cache_dir(root.resolve(), cache_dir)) as store:
+        assert [h.files for h in store.view().history(["ledger"], 5)] == [("shop/ledger.py",)]

@@ -27,6 +27,7 @@ __all__ = [
     "git_dir",
     "git_env",
     "head_blobs",
+    "head_of",
     "ls_files",
     "ls_files_checked",
     "merge_base",
@@ -165,6 +166,33 @@ def work_tree_top(directory: Path) -> Path | None:
     if refused is not None:
         raise GitFault(refused)
     return None
+
+
+def head_of(directory: Path) -> tuple[Path, Path, str | None] | None:
+    """``(work tree top, git directory, HEAD's commit or None before the first commit)`` of
+    the repository holding ``directory``, in one call of git; None where ``work_tree_top``
+    gives None.
+
+    Raises:
+        GitFault: git refuses the repository.
+    """
+    if shutil.which("git") is None:
+        return None
+    proc = run_git(
+        directory, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--verify", "-q",
+        "--end-of-options", "HEAD^{commit}", check=False,
+    )  # fmt: skip
+    lines = proc.stdout.decode("utf-8", "surrogateescape").split("\n")
+    if proc.returncode not in (0, 1) or len(lines) != (4 if proc.returncode == 0 else 3):
+        # not in git, a refusal, or a path holding a line break: asked one at a time
+        top = work_tree_top(directory)
+        if top is None:
+            return None
+        return top, git_dir(top), resolve_commit(top, "HEAD")
+    top = Path(lines[0])
+    if not lines[0] or _ignored_by_enclosing(directory, top):
+        return None
+    return top, Path(lines[1]), (lines[2] or None) if proc.returncode == 0 else None
 
 
 def _ignored_by_enclosing(directory: Path, top: Path) -> bool:

@@ -134,7 +134,7 @@ def lstat_beneath(root: str, rel: str) -> os.stat_result:
         OSError: as ``os.lstat``.
     """
     try:
-        return os.lstat(os.path.join(root, rel))
+        return os.lstat(root + rel if root.endswith("/") else f"{root}/{rel}")
     except OSError as exc:
         if exc.errno != errno.ENAMETOOLONG:
             raise
@@ -177,8 +177,8 @@ def list_beneath(root: str, rel_dir: str) -> list[Listed]:
         os.close(dir_fd)
 
 
-def _listed(entry: os.DirEntry[str] | os.DirEntry[bytes]) -> Listed:
-    name = os.fsdecode(entry.name)
+def _listed(entry: os.DirEntry[str]) -> Listed:
+    name = entry.name  # (a listing by str path or by descriptor names entries in str)
     try:
         return Listed(name, entry.is_dir(follow_symlinks=False), entry.is_symlink())
     except OSError:

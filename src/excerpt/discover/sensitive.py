@@ -191,7 +191,9 @@ def _ascii_prefix(source: str) -> Callable[[bytes], bool] | None:
     return compile_matcher(source, whole=False)
 
 
-@lru_cache(maxsize=1 << 16)
+# a refresh asks once for every path of the tree: the cache holds a 100,000-file tree's
+# paths with room to spare (a smaller one is emptied in a cycle and answers nothing)
+@lru_cache(maxsize=1 << 18)
 def is_sensitive_path(path: str, extra: tuple[str, ...] = ()) -> bool:
     """True when the workspace-relative POSIX ``path`` is on the deny list."""
     # NFC leaves ASCII as it is, and casefolds it as ``lower`` does

@@ -170,7 +170,9 @@ def _classify(
         if skip:
             continue
         seen.add(path)
-        verdict = file_verdict(prefix, path, limits)
+        verdict = _regular(prefix, path, limits.max_file_bytes) or file_verdict(
+            prefix, path, limits
+        )
         if isinstance(verdict, Omission):
             omitted.append(verdict)
             continue
@@ -223,6 +225,21 @@ def _without_links_to_sensitive(
         else:
             kept.append(c)
     return kept, linked
+
+
+def _regular(prefix: str, path: str, max_bytes: int) -> Candidate | None:
+    """The verdict on a listed file in the common case, a regular file of an ASCII name off
+    the deny list and within the size limit, in one ``lstat``; None for any other case,
+    which ``file_verdict`` then decides (a refresh asks for every file of the tree)."""
+    if not path.isascii() or is_sensitive_path(path):
+        return None
+    try:
+        st = os.lstat(prefix + path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+        return None
+    return Candidate(path, st.st_size, st.st_mtime_ns, False)
 
 
 def file_verdict(prefix: str, path: str, limits: Limits) -> Candidate | Omission | None:
@@ -297,6 +314,8 @@ def _walk(root: Path, limits: Limits, start: str = "") -> tuple[list[str], list[
             if exc.errno not in (errno.ENOENT, errno.ENOTDIR):  # not merely gone meanwhile
                 unlisted.append(rel_dir)
             continue
+        if rel_dir != start and any(e.name == "pyvenv.cfg" for e in entries):
+            continue  # a virtualenv (seen in its own listing: no lookup per directory)
         gitignore = next((e for e in entries if e.name == ".gitignore"), None)
         if gitignore is not None and not gitignore.is_link:  # git does not follow a link
             specs = _with_gitignore(root, rel_dir, specs, limits)
@@ -305,23 +324,13 @@ def _walk(root: Path, limits: Limits, start: str = "") -> tuple[list[str], list[
             if _ignored(rel, is_dir, specs):
                 continue
             if is_dir:
-                if not _skipped_dir((name,), tracked=False) and not _is_venv(base, rel):
+                if not _skipped_dir((name,), tracked=False):
                     stack.append((rel + "/", specs))
             else:
                 out.append(rel)
             if len(out) > limits.max_files * 2:
                 return out, unlisted
     return out, unlisted
-
-
-def _is_venv(root: str, directory: str) -> bool:
-    """Whether ``directory`` is a virtualenv (holds ``pyvenv.cfg``); False when it cannot be
-    looked into (the walk then reports it as unreadable)."""
-    try:
-        lstat_beneath(root, f"{directory}/pyvenv.cfg")
-    except (OSError, ValueError):
-        return False
-    return True
 
 
 def _with_gitignore(root: Path, rel_dir: str, specs: _Ignores, limits: Limits) -> _Ignores:

@@ -35,6 +35,7 @@ from excerpt.index.history import (
     HistoryReport,
     HistorySource,
     history_enabled,
+    is_current,
     plan_history,
     source_of_root,
 )
@@ -356,7 +357,11 @@ def _history(
         progress(0, 0, "history")
     started = time.perf_counter()
     source = source_of_root(root) if history == "repository" else history
-    change = plan_history(store.history_state(), source)
+    key, head = store.meta("history_key") or "", store.meta("history_head") or ""
+    if source is not None and is_current(key, head, source):
+        change = None  # the usual refresh: the stored commit ids are not read
+    else:
+        change = plan_history(store.history_state(), source)
     removed = store.apply_history(change) if change is not None else 0
     commits, skipped = store.history_counts()
     return HistoryReport(

@@ -37,6 +37,7 @@ __all__ = [
     "history_disabled",
     "history_enabled",
     "history_key",
+    "is_current",
     "plan_history",
     "source_of_root",
 ]
@@ -120,16 +121,14 @@ def source_of_root(root: Path) -> HistorySource | None:
     git, before the first commit, or when git cannot tell (history is then silent).
     """
     try:
-        top = git.work_tree_top(root)
-        if top is None:
+        found = git.head_of(root)
+        if found is None:
             return None
-        head = git.resolve_commit(top, "HEAD")
+        top, git_dir, head = found
         if head is None:
             return None
         rel = root.resolve().relative_to(top.resolve()).as_posix()
-        return HistorySource(
-            git_dir=git.git_dir(top), head=head, prefix="" if rel == "." else rel + "/"
-        )
+        return HistorySource(git_dir=git_dir, head=head, prefix="" if rel == "." else rel + "/")
     except (GitFault, ValueError) as exc:
         logger.warning("no history for %s: %s", root, exc)
         return None
@@ -253,6 +252,19 @@ class HistoryChange:
     max_commits: int = MAX_COMMITS
 
 
+def is_current(
+    key: str,
+    head: str,
+    source: HistorySource,
+    *,
+    max_commits: int = MAX_COMMITS,
+    max_files: int = MAX_FILES,
+) -> bool:
+    """Whether a history stored under ``key`` for ``head`` is ``source``'s: nothing to plan
+    (asked before the stored commit ids are read, which a refresh then never needs)."""
+    return key == history_key(source, max_commits, max_files) and head == source.head
+
+
 def history_key(source: HistorySource, max_commits: int, max_files: int) -> str:
     """What stored rows depend on besides the head: another key rebuilds them."""
     return f"{_FORMAT}|{source.git_dir}|{source.prefix}|{max_commits}|{max_files}"
@@ -271,7 +283,7 @@ def plan_history(
     if source is None:
         return clear if state.head or state.shas else None
     key = history_key(source, max_commits, max_files)
-    if state.key == key and state.head == source.head:
+    if is_current(state.key, state.head, source, max_commits=max_commits, max_files=max_files):
         return None
     try:
         add, remove, truncated = _difference(state, source, key, max_commits)

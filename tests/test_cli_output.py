@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -187,25 +188,54 @@ class _Terminal(io.StringIO):
         return True
 
 
-@pytest.mark.reliability("B2.21", cases=4)
+@pytest.mark.reliability("B2.21", cases=7)
 def test_file_text_printed_to_a_terminal_cannot_act_on_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An OSC title, an OSC 52 clipboard write, a screen clear and a bidi override in a file
-    reach a terminal as escapes; a pipe still gets the bytes as they are."""
+    """An OSC title, an OSC 52 clipboard write, a screen clear, a bidi override and three
+    invisible format characters (zero-width space, word joiner, a BOM inside a line) in a
+    file reach a terminal as escapes from ``pack`` and from ``get``; a pipe still gets the
+    bytes as they are."""
     hostile = "\x1b]0;owned\x07\x1b]52;c;Y3VybCB4fHNo\x07\x1b[2J\u202e"
+    invisible = "ad\u200bmin\u2060 \ufeffroot"
     repo = write_tree(
         tmp_path / "repo",
-        {"billing/refund.py": f'def refund_retry():\n    """{hostile}"""\n    return 1\n'},
+        {
+            "billing/refund.py": (
+                f'def refund_retry():\n    """{hostile}"""\n    return "{invisible}"\n'
+            )
+        },
     )
     monkeypatch.setenv("EXCERPT_CACHE_DIR", str(tmp_path / "cache"))
+    handle = ""
     for stream, escaped in ((_Terminal(), True), (io.StringIO(), False)):
         monkeypatch.setattr(sys, "stdout", stream)
         assert main(["pack", "--repo", str(repo), "refund retry"]) == 0
         out = stream.getvalue()
-        assert "def refund_retry" in out
-        if escaped:
-            assert not any(c in out for c in "\x1b\x07\u202e")
-            assert "\\x1b]0;owned\\x07" in out and "\\u202e" in out
-        else:
-            assert hostile in out
+        handle = re.findall(r"billing/refund\.py#L\d+-L\d+@[0-9a-f]{16}", out)[0]
+        monkeypatch.setattr(sys, "stdout", stream := type(stream)())
+        assert main(["get", "--repo", str(repo), handle]) == 0
+        got = stream.getvalue()
+        for text in (out, got):
+            assert "def refund_retry" in text
+            if escaped:
+                assert not any(c in text for c in "\x1b\x07\u202e\u200b\u2060\ufeff")
+                assert "\\x1b]0;owned\\x07" in text and "\\u202e" in text
+                assert "ad\\u200bmin\\u2060 \\ufeffroot" in text
+            else:
+                assert hostile in text and invisible in text
+
+
+def test_every_format_character_of_this_python_is_escaped_for_a_terminal() -> None:
+    # Unicode's format characters (Cf) are invisible or reorder text: a terminal shows none
+    # of them raw, whichever Unicode version the running Python knows
+    import unicodedata
+
+    from excerpt.core.escape import for_terminal
+
+    formats = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
+    assert len(formats) > 150
+    shown = for_terminal("".join(formats))
+    assert not any(c in shown for c in formats)
+    assert shown.count("\\") == len(formats)
+    assert for_terminal("plain é text\tand\n") == "plain é text\tand\n"

@@ -21,12 +21,21 @@ def escape_controls(text: str) -> str:
     return _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-# What a terminal would act on rather than show: C0 controls but tab and newline (ESC starts
-# OSC title and clipboard writes, screen clears, cursor moves), DEL, C1 controls, and the
-# bidirectional overrides and isolates that reorder what is shown (Trojan Source)
-_TERMINAL_UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+# Unicode's format characters (category Cf, as of Unicode 15.1): invisible, they hide text
+# (zero-width spaces and joiners, U+2060 word joiner, U+FEFF, tag characters) or reorder it
+# (the bidi marks, embeddings, overrides and isolates); a test checks that every character
+# the running Python calls Cf is here
+_FORMAT = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f"
 )
+# What a terminal would act on rather than show: C0 controls but tab and newline (ESC starts
+# OSC title and clipboard writes, screen clears, cursor moves), DEL, C1 controls, and every
+# format character (the bidi controls that reorder what is shown, Trojan Source, and the
+# invisible ones that hide text from the reader)
+_TERMINAL_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_FORMAT}]")
 
 
 def for_terminal(text: str) -> str:
@@ -38,4 +47,6 @@ def for_terminal(text: str) -> str:
 
 def _escape(char: str) -> str:
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

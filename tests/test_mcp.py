@@ -751,6 +751,113 @@ INVALID = [
         ["zz-sent-value"],
         id="index-status-unknown-key",
     ),
+    # two hostile shapes for every other tool (x2 negotiation modes: four a tool)
+    pytest.param(
+        "context_plan",
+        {"task": TASK, "changed_paths": ["app/x.py"] * 10_000},
+        "changed_paths",
+        [],
+        id="plan-changed-paths-10000",
+    ),
+    pytest.param("index_status", {"zz": nested(64)}, "zz", ["zz-innermost"], id="status-nested"),
+    pytest.param(
+        "harness_infer", {"use_ci": nested(64)}, "use_ci", ["zz-innermost"], id="harness-nested"
+    ),
+    pytest.param("harness_infer", {"zz": "Q" * 10_000_000}, "zz", ["QQQQ"], id="harness-10MB-key"),
+    pytest.param(
+        "risk_classify", {"query": nested(64)}, "query", ["zz-innermost"], id="risk-nested"
+    ),
+    pytest.param(
+        "risk_classify", {"paths": "Q" * 10_000_000}, "paths", ["QQQQ"], id="risk-10MB-paths"
+    ),
+    pytest.param(
+        "gate_check",
+        {"validate": ["make test"] * 10_000},
+        "validate",
+        ["make test"],
+        id="gate-validate-10000",
+    ),
+    pytest.param("gate_check", {"base": nested(64)}, "base", ["zz-innermost"], id="gate-nested"),
+    pytest.param(
+        "context_handoff",
+        {"goal": nested(64), "from_agent": "claude", "to_agent": "codex"},
+        "goal",
+        ["zz-innermost"],
+        id="handoff-nested",
+    ),
+    pytest.param(
+        "context_handoff",
+        {
+            "goal": "g",
+            "from_agent": "claude",
+            "to_agent": "codex",
+            "evidence": [HANDLE_LIKE] * 10_000,
+        },
+        "evidence",
+        [HANDLE_LIKE],
+        id="handoff-evidence-10000",
+    ),
+    pytest.param(
+        "context_handoff_validate",
+        {"document": "Q" * 10_000_000},
+        "document",
+        ["QQQQ"],
+        id="validate-10MB",
+    ),
+    pytest.param(
+        "context_handoff_validate",
+        {"document": {}, "zz": nested(64)},
+        "zz",
+        ["zz-innermost"],
+        id="validate-unknown-nested",
+    ),
+    pytest.param(
+        "context_compact", {"payload": nested(64)}, "payload", ["zz-innermost"], id="compact-nested"
+    ),
+    pytest.param(
+        "context_compact",
+        {"payload": "{}", "kind": "Q" * 10_000_000},
+        "kind",
+        ["QQQQ"],
+        id="compact-10MB-kind",
+    ),
+    pytest.param("context_expand", {"id": nested(64)}, "id", ["zz-innermost"], id="expand-nested"),
+    pytest.param(
+        "context_expand",
+        {"id": "x", "lines": "Q" * 10_000_000},
+        "lines",
+        ["QQQQ"],
+        id="expand-10MB-lines",
+    ),
+    # a NUL byte names no file and no excerpt: refused by name, never answered as content
+    pytest.param(
+        "context_retrieve",
+        {"handles": ["app/refunds.py\x00#L1-L2@0123456789abcdef"]},
+        "handles.0",
+        [],
+        id="retrieve-nul",
+    ),
+    pytest.param(
+        "context_pack",
+        {"task": TASK, "exclude": [HANDLE_LIKE + "\x00"]},
+        "exclude.0",
+        [],
+        id="pack-exclude-nul",
+    ),
+    pytest.param(
+        "context_plan",
+        {"task": TASK, "changed_paths": ["app/\x00refunds.py"]},
+        "changed_paths.0",
+        [],
+        id="plan-changed-nul",
+    ),
+    pytest.param(
+        "context_handoff",
+        {"goal": "g", "from_agent": "claude", "to_agent": "codex", "evidence": ["a\x00b"]},
+        "evidence.0",
+        [],
+        id="handoff-evidence-nul",
+    ),
 ]
 
 
@@ -787,6 +894,22 @@ INVALID = [
         "handle-oversized",
         "retrieve-unknown-key",
         "index-status-unknown-key",
+        "plan-changed-paths-10000",
+        "status-nested",
+        "harness-nested",
+        "harness-10MB-key",
+        "risk-nested",
+        "risk-10MB-paths",
+        "gate-validate-10000",
+        "gate-nested",
+        "handoff-nested",
+        "handoff-evidence-10000",
+        "validate-10MB",
+        "validate-unknown-nested",
+        "compact-nested",
+        "compact-10MB-kind",
+        "expand-nested",
+        "expand-10MB-lines",
     ),
 )
 def test_invalid_arguments_are_a_one_line_error_naming_the_field_and_the_session_stays_usable(

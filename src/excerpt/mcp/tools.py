@@ -22,6 +22,7 @@ from excerpt.gate import GateRequest, render_text, run_gate
 from excerpt.harness import infer_harness
 from excerpt.mcp.calls import text_only, tool_call
 from excerpt.mcp.clients import budget_note, profile_for
+from excerpt.mcp.fields import HandleText, PathText
 from excerpt.mcp.session import Client, Roots, ServedRepo, Session
 from excerpt.mcp.tools_compact import context_compact, context_expand
 from excerpt.mcp.tools_handoff import context_handoff, context_handoff_validate
@@ -60,7 +61,7 @@ Task = Annotated[
 ]
 Budget = Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description=_BUDGET)]
 ChangedPaths = Annotated[
-    list[Annotated[str, Field(max_length=4096)]] | None,
+    list[PathText] | None,
     Field(
         max_length=1000,
         description="Repository-relative paths changed so far; ranked first.",
@@ -74,7 +75,7 @@ Format = Annotated[
     ),
 ]
 Handles = Annotated[
-    list[Annotated[str, Field(max_length=8192)]],
+    list[HandleText],
     Field(
         min_length=1,
         max_length=200,
@@ -89,7 +90,7 @@ StopShort = Annotated[
     ),
 ]
 Exclude = Annotated[
-    list[Annotated[str, Field(max_length=8192)]] | None,
+    list[HandleText] | None,
     Field(
         max_length=10_000,
         description="Handles already held from an earlier pack: their unchanged lines are "
@@ -102,7 +103,7 @@ UseCi = Annotated[
     Field(description="Also read CI workflow files (corroborating evidence; default true)."),
 ]
 Paths = Annotated[
-    list[Annotated[str, Field(max_length=4096)]] | None,
+    list[PathText] | None,
     Field(
         max_length=1000,
         description="Repository-relative paths to classify (give these or query).",

@@ -18,6 +18,7 @@ from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET
 from excerpt.handoff import create_handoff, render_handoff, render_report, validate_handoff
 from excerpt.handoff.model import MAX_ITEMS, MAX_TEXT
 from excerpt.mcp.calls import text_only, tool_call
+from excerpt.mcp.fields import HandleText
 from excerpt.mcp.session import Client, Roots, Session
 
 __all__ = ["context_handoff", "context_handoff_validate"]
@@ -83,7 +84,7 @@ Commands = Annotated[
     Field(max_length=MAX_ITEMS, description="Commands run, each {command, exit_code, result}."),
 ]
 Evidence = Annotated[
-    list[Annotated[str, Field(max_length=8192)]] | None,
+    list[HandleText] | None,
     Field(
         max_length=MAX_ITEMS,
         description="Handles from context_pack (PATH#L<start>-L<end>@<16 hex>) the handoff "

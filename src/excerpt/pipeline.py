@@ -22,16 +22,20 @@ fitted to the budget). A figure of what a user waits for times the latter.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from excerpt.core import git
 from excerpt.core.settings import repo_cache_dir
 from excerpt.errors import UsageError
-from excerpt.index.build import ProgressFn, index_repository, resolve_root
+from excerpt.index.build import ProgressFn, index_repository, rebuild_index, resolve_root
+from excerpt.index.db import OPEN_ERRORS, is_corruption
 from excerpt.index.graph import graph_document, load_graph
+from excerpt.index.history import HistorySource
 from excerpt.index.store import IndexStore
 from excerpt.index.view import IndexView
 from excerpt.pack.build import plan_of, remember, select
@@ -40,16 +44,51 @@ from excerpt.pack.prepare import PackRequest, Prepared, WorkspaceFiles, prepare_
 from excerpt.pack.retrieve import Retrieved, retrieve
 from excerpt.rank.task import analyze_task
 
+logger = logging.getLogger(__name__)
+
 __all__ = ["export_graph", "get_excerpts", "prepare", "rank_plan", "select_pack"]
 
 
 def prepare(request: PackRequest, progress: ProgressFn | None = None) -> Prepared:
     """Steps 1 to 4 for ``request``: everything selection needs.
 
+    A database found damaged while ranking or reading (a page, a text column, the full-text
+    index) is thrown away and built again, once, and the pack says so (``stats``); rows of a
+    file that fail their digest are read again from the file and the ranking made again, so
+    a pack never rests on them. The cache is excerpt's own, never something to give up on.
+
     Raises:
         UsageError: a bad changed path or graph file.
         EnvironmentFault: the repository or cache cannot be used.
     """
+    root = resolve_root(request.repo)
+    history: HistorySource | Literal["repository"] = request.history or "repository"
+    try:
+        prepared, damaged = _prepare(request, progress)
+        if not damaged:
+            return prepared
+        # the damaged files were asked to be read again: a refresh reads them, then the
+        # ranking is made again; rows still damaged after that (a damaged page the refresh
+        # never reads) leave the database to be built again
+        report = index_repository(
+            root, cache_dir=request.cache_dir, progress=progress, history=history
+        )
+        prepared, damaged = _prepare(dataclasses.replace(request, index=report), progress)
+        if not damaged:
+            return prepared
+        why = "rows that fail their digest after their files were read again"
+    except OPEN_ERRORS as exc:
+        if not is_corruption(exc):
+            raise
+        why = f"damaged content ({type(exc).__name__})"
+    report = rebuild_index(
+        root, why, cache_dir=request.cache_dir, progress=progress, history=history
+    )
+    return _prepare(dataclasses.replace(request, index=report), progress)[0]
+
+
+def _prepare(request: PackRequest, progress: ProgressFn | None) -> tuple[Prepared, bool]:
+    """Steps 1 to 4, and whether the view found rows that fail their digest."""
     root = resolve_root(request.repo)
     report = request.index or index_repository(
         root, cache_dir=request.cache_dir, progress=progress,
@@ -62,10 +101,11 @@ def prepare(request: PackRequest, progress: ProgressFn | None = None) -> Prepare
         edges, graph = _graph_file(request)
         if progress is not None:
             progress(0, 0, "rank")
-        return prepare_ranked(
+        prepared = prepare_ranked(
             analyze_task(request.task), view, WorkspaceFiles(root),
             root=root, cache=cache, report=report, changed=changed, edges=edges, graph=graph,
         )  # fmt: skip
+        return prepared, bool(view.damaged)
 
 
 def rank_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan:
@@ -104,8 +144,16 @@ def get_excerpts(
     cache = repo_cache_dir(root, cache_dir)
     known: dict[str, tuple[str, int, str]] = {}
     if (cache / "index.sqlite3").exists():
-        with IndexStore.open(cache) as store:
-            known = store.known_handles(handles)
+        try:
+            with IndexStore.open(cache) as store:
+                known = store.known_handles(handles)
+        except OPEN_ERRORS as exc:
+            if not is_corruption(exc):
+                raise
+            # what the damaged cache knew of earlier packs (where a moved excerpt went) is
+            # lost; each handle is still checked against its file's bytes, which is all a
+            # fresh or stale answer rests on
+            logger.warning("the handle records are damaged: %s", exc)
     return [retrieve(root, handle, known) for handle in handles]
 
 

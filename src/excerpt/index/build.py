@@ -9,6 +9,7 @@ finished leaves ``clean=0`` so the next open checks integrity first.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -46,7 +47,14 @@ from excerpt.index.resolve import is_test_path, resolve_graph, resolve_imports
 from excerpt.index.store import CorruptIndex, DamagedRows, IndexStore, is_corruption, writer_lock
 from excerpt.index.workers import CRASHED, WorkerPool
 
-__all__ = ["IndexReport", "ProgressFn", "index_repository", "refresh_paths", "resolve_root"]
+__all__ = [
+    "IndexReport",
+    "ProgressFn",
+    "index_repository",
+    "rebuild_index",
+    "refresh_paths",
+    "resolve_root",
+]
 
 
 class ProgressFn(Protocol):
@@ -144,19 +152,14 @@ def index_repository(
         store = IndexStore.open(cache)
         try:
             try:
-                read, removed, mended = _update(store, found, limits, progress, jobs)
+                done = _run(store, root, found, limits, progress, jobs, history)
             except Exception as exc:
                 if not is_corruption(exc):
                     raise
                 store.close()
                 store = IndexStore.rebuild(cache, f"damaged content ({type(exc).__name__})")
-                read, removed, mended = _update(store, found, limits, progress, jobs)
-            past = _history(store, root, history, progress)
-            shape = _discovery_shape(found)
-            if store.meta("discovery") != shape:  # written when it changes, not every run
-                store.set_meta(discovery=shape)
-            summary = store.summary()
-            omitted_paths = tuple(store.omitted_paths())
+                done = _run(store, root, found, limits, progress, jobs, history)
+            (read, removed, mended), past, summary, omitted_paths = done
         except sqlite3.Error as exc:
             raise CacheFault(f"the index database failed: {exc}") from exc
         finally:
@@ -177,6 +180,48 @@ def index_repository(
         history_seconds=past.seconds,
         **summary,
     )
+
+
+def _run(
+    store: IndexStore,
+    root: Path,
+    found: Discovery,
+    limits: Limits,
+    progress: ProgressFn | None,
+    jobs: int | None,
+    history: HistorySource | Literal["repository"] | None,
+) -> tuple[tuple[int, int, int], HistoryReport, dict[str, Any], tuple[tuple[str, str], ...]]:
+    """One run over an open store: the update, the history, and what the report reads back
+    (any of which may find the database damaged)."""
+    counts = _update(store, found, limits, progress, jobs)
+    past = _history(store, root, history, progress)
+    shape = _discovery_shape(found)
+    if store.meta("discovery") != shape:  # written when it changes, not every run
+        store.set_meta(discovery=shape)
+    return counts, past, store.summary(), tuple(store.omitted_paths())
+
+
+def rebuild_index(
+    repo: str | os.PathLike[str],
+    why: str,
+    *,
+    cache_dir: Path | None = None,
+    progress: ProgressFn | None = None,
+    history: HistorySource | Literal["repository"] | None = "repository",
+) -> IndexReport:
+    """Throw away ``repo``'s index database (moved aside, as any damaged one is) and build it
+    again; the report says why in ``rebuilt``.
+
+    Raises:
+        NotADirectoryFault, GitFault, CacheFault: as ``index_repository``.
+    """
+    root = resolve_root(repo)
+    cache = repo_cache_dir(root, cache_dir)
+    make_cache_dir(cache)
+    with writer_lock(cache):
+        IndexStore.rebuild(cache, why).close()
+    report = index_repository(root, cache_dir=cache_dir, progress=progress, history=history)
+    return dataclasses.replace(report, rebuilt=why)
 
 
 _WALK = "walk"

@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import sqlite3
 import stat
 import time
@@ -60,10 +61,23 @@ CORRUPTION: tuple[type[BaseException], ...] = (
 OPEN_ERRORS: tuple[type[BaseException], ...] = (sqlite3.DatabaseError, *CORRUPTION)
 
 
+# What SQLite or its Python module say of a damaged file in an ``OperationalError`` (most
+# of which are the environment: busy, full, read-only): a text column holding bytes that are
+# no UTF-8, a damaged page or schema, a damaged full-text index.
+_DAMAGED = re.compile(
+    r"could not decode|malformed|corrupt|no such (?:fts5 )?(?:table|column)|vtable constructor",
+    re.I,
+)
+
+
 def is_corruption(exc: BaseException) -> bool:
+    """Whether ``exc`` says the database is damaged (rebuild it), not that the environment
+    refused it (keep it)."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return not is_environmental(exc) and _DAMAGED.search(str(exc)) is not None
     if isinstance(exc, sqlite3.DatabaseError):
-        # "disk image is malformed", "file is not a database"; not busy/full/readonly
-        return not isinstance(exc, sqlite3.OperationalError)
+        # "disk image is malformed", "file is not a database"
+        return True
     return isinstance(exc, CORRUPTION)
 
 

@@ -568,7 +568,7 @@ def _delete_children(c: sqlite3.Connection, ids: list[tuple[int]], *, edges: boo
             (file_id,),
         ).fetchone()
         if row is not None:
-            if terms_check(row[0]) != row[1]:
+            if not isinstance(row[0], bytes) or terms_check(row[0]) != row[1]:
                 raise CorruptIndex("a file's indexed terms do not match their digest")
             # a contentless FTS5 row is deleted by repeating exactly what was indexed
             c.execute(

@@ -604,4 +604,4 @@ def _stats(prep: Prepared) -> dict[str, Any]:
         "candidates": len(prep.candidates),
         "task_chars": prep.task.chars,
         "task_shortened": prep.task.shortened,
-    }
+    } | ({"cache_rebuilt": report.rebuilt} if report.rebuilt else {})

@@ -164,7 +164,7 @@ def _lexical_regions(
         key = (region.start_line, region.end_line)
         total, seen, first = groups.get(key, (0.0, set(), region))
         groups[key] = (total + score, seen | set(terms), first)
-        if score > focus.get(key, (0.0, 0))[0]:
+        if key not in focus or score > focus[key][0]:
             focus[key] = (score, number)
     if not groups:
         return []

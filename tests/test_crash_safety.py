@@ -267,7 +267,9 @@ def _pack_of(repo: Path, cache: Path) -> dict[str, Any]:
     from excerpt.deliver import build_pack
     from excerpt.pack.prepare import PackRequest
 
-    pack = build_pack(PackRequest(repo=repo, task=_FLIP_TASK, cache_dir=cache)).pack.to_dict()
+    pack: dict[str, Any] = dict(
+        build_pack(PackRequest(repo=repo, task=_FLIP_TASK, cache_dir=cache)).pack.to_dict()
+    )
     pack["stats"].pop("cache_rebuilt", None)
     pack.pop("pack_id")
     return pack

@@ -121,35 +121,43 @@ class IndexView(Protocol):
         ...
 
 
-# The file tables read last, by database: (the digest of the rows, the table by path, the
-# paths by row id). Every write of a row changes its checksum (it covers the path, size,
-# mtime and hash), so the count, the largest id and the sum of the checksums change with any
-# row written, added or removed; a table is kept only when every row passed its check.
+# The file tables read last, by database. Every write of a row changes its checksum (it
+# covers the path, size, mtime and hash), so the count, the largest id and the sum of the
+# checksums change with any row written, added or removed; a table is kept only when every
+# row passed its check, with each row's checksum, so that after a few rows changed only those
+# are read again (an edit in a tree of 100,000 files: two integers a row, not the table).
 _TABLE_DIGEST = "SELECT count(*), max(id), sum(checksum) FROM files"
 _TABLES_KEPT = 4
-_Table = tuple[dict[str, FileInfo], dict[int, str]]
-_tables: OrderedDict[str, tuple[tuple[object, ...], _Table]] = OrderedDict()
+_PATCH_MAX = 0.1  # a larger share of rows changed: the table is read whole
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    digest: tuple[object, ...]
+    files: dict[str, FileInfo]
+    ids: dict[int, str]
+    sums: dict[int, int]  # each row's checksum, by id
+
+
+_tables: OrderedDict[str, _Table] = OrderedDict()
 _tables_lock = threading.Lock()
 
 
-def _kept_table(database: str, digest: tuple[object, ...]) -> _Table | None:
+def _kept_table(database: str) -> _Table | None:
     if not database:
         return None
     with _tables_lock:
         kept = _tables.get(database)
-        if kept is None or kept[0] != digest:
-            return None
-        _tables.move_to_end(database)
-        return kept[1]
+        if kept is not None:
+            _tables.move_to_end(database)
+        return kept
 
 
-def _keep_table(
-    database: str, digest: tuple[object, ...], files: dict[str, FileInfo], ids: dict[int, str]
-) -> None:
+def _keep_table(database: str, table: _Table) -> None:
     if not database:
         return
     with _tables_lock:
-        _tables[database] = (digest, (files, ids))
+        _tables[database] = table
         _tables.move_to_end(database)
         while len(_tables) > _TABLES_KEPT:
             _tables.popitem(last=False)
@@ -179,36 +187,80 @@ class StoreView:
 
         A long-lived process (the MCP server) reads the table once per version of it: an
         intact table is kept with the digest of its rows, and a view whose table has the same
-        digest answers with the table kept (the same object, which no caller changes)."""
+        digest answers with the table kept (the same object, which no caller changes); one
+        whose rows changed in part reads those rows alone."""
         if self._files is None:
             database = self._database()
             digest = tuple(self.conn.execute(_TABLE_DIGEST).fetchone())
-            kept = _kept_table(database, digest)
-            if kept is not None:
-                self._files, self._ids = kept
+            kept = _kept_table(database)
+            if kept is not None and kept.digest == digest:
+                table = kept
             else:
-                self._files, self._ids = self._read_files()
+                table = (self._patched(kept, digest) if kept else None) or self._read(digest)
                 if not self.damaged:
-                    _keep_table(database, digest, self._files, self._ids)
+                    _keep_table(database, table)
+            self._files, self._ids = table.files, table.ids
         return self._files
 
-    def _read_files(self) -> tuple[dict[str, FileInfo], dict[int, str]]:
+    def _read(self, digest: tuple[object, ...]) -> _Table:
         rows = self.conn.execute(
             f"SELECT id, {FILE_COLUMNS}, git_blob, checksum FROM files ORDER BY path"
         ).fetchall()
-        intact = []
-        for r in rows:
-            if file_row_check(r[1:12]) == r[13]:
-                intact.append(r)
-            else:
-                self._damaged(r[1])
-        ids = {r[0]: r[1] for r in intact}
-        # (path, size, sha256, language, encoding, lines, status, is_test, git_blob)
-        files = {
-            r[1]: FileInfo(r[1], r[2], r[4], r[5], r[6], r[7], r[8], bool(r[9]), r[12])
-            for r in intact
+        table = _Table(digest, {}, {}, {})
+        self._add_rows(table, rows)
+        return table
+
+    def _patched(self, kept: _Table, digest: tuple[object, ...]) -> _Table | None:
+        """``kept`` with the rows written or removed since read again; None when more than
+        a tenth of them changed."""
+        sums = dict(self.conn.execute("SELECT id, checksum FROM files"))
+        changed = sorted(i for i, check in sums.items() if kept.sums.get(i) != check)
+        gone = [i for i in kept.sums if i not in sums]
+        if len(changed) + len(gone) > _PATCH_MAX * max(len(sums), 1):
+            return None
+        rows = {
+            r[0]: r
+            for r in self._rows_in(
+                f"SELECT id, {FILE_COLUMNS}, git_blob, checksum FROM files WHERE id IN ({{}})",
+                changed,
+            )
         }
-        return files, ids
+        table = _Table(digest, dict(kept.files), dict(kept.ids), dict(kept.sums))
+        moved = bool(gone)
+        for i in (*gone, *changed):
+            row = rows.get(i)
+            if row is not None and table.ids.get(i) == row[1]:
+                continue  # the same path written again: replaced where it stands
+            moved = True
+            path = table.ids.pop(i, None)
+            table.sums.pop(i, None)
+            if path is not None:
+                table.files.pop(path, None)
+        self._add_rows(table, [rows[i] for i in changed if i in rows])
+        if moved:  # a row added, removed or renamed: in path order, as a whole read gives
+            ordered = sorted(table.files.items())
+            table.files.clear()
+            table.files.update(ordered)
+            by_path = sorted(table.ids.items(), key=lambda kv: kv[1])
+            table.ids.clear()
+            table.ids.update(by_path)
+        return table
+
+    def _add_rows(self, table: _Table, rows: Iterable[Any]) -> None:
+        """Each of ``rows`` (of ``files``, with id and checksum) into ``table``, checked."""
+        for r in rows:
+            if file_row_check(r[1:12]) != r[13]:
+                self._damaged(r[1])
+                path = table.ids.pop(r[0], None)  # (a kept row it replaced is left out too)
+                if path is not None:
+                    table.files.pop(path, None)
+                continue
+            table.ids[r[0]] = r[1]
+            table.sums[r[0]] = r[13]
+            # (path, size, sha256, language, encoding, lines, status, is_test, git_blob)
+            table.files[r[1]] = FileInfo(
+                r[1], r[2], r[4], r[5], r[6], r[7], r[8], bool(r[9]), r[12]
+            )
 
     def _database(self) -> str:
         """The main database's file ("" for one in memory or a temporary one)."""

@@ -4,6 +4,7 @@ gives. The labels are every one the code places (``excerpt.core.durable.LABELS``
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -89,7 +90,43 @@ def _index_case(tmp_path: Path, label: str) -> None:
     assert _snapshot(root, cache) == _snapshot(root, tmp_path / "fresh")
 
 
-CASES = {"output": _output_case, "salt": _salt_case, "index": _index_case}
+def _compact_case(tmp_path: Path, label: str) -> None:
+    """An original cut off before or after its rename into the store: no id was handed out,
+    and the next ``compact`` of the same payload gives an id that expands to it byte for
+    byte (a temporary file left behind is never an original)."""
+    payload = json.dumps(
+        [{"id": i, "status": "ok", "latency_ms": 12 + i % 7} for i in range(400)]
+    ).encode()
+    cache = tmp_path / "cache"
+    argv = ("compact", "--kind", "json", "--json")
+    crashed = _excerpt_input(*argv, cache=cache, data=payload, crash=label)
+    assert crashed.returncode == 137 and crashed.stdout == b""
+    again = _excerpt_input(*argv, cache=cache, data=payload)
+    assert again.returncode == 0, again.stderr
+    ident = json.loads(again.stdout)["id"]
+    expanded = _excerpt_input("expand", ident, cache=cache, data=b"")
+    assert expanded.returncode == 0 and expanded.stdout == payload
+
+
+def _excerpt_input(
+    *argv: str, cache: Path, data: bytes, crash: str | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    env["EXCERPT_CACHE_DIR"] = str(cache)
+    if crash is not None:
+        env[ENV] = crash
+    return subprocess.run(
+        [sys.executable, "-m", "excerpt", *argv],
+        env=env, input=data, capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+CASES = {
+    "output": _output_case,
+    "salt": _salt_case,
+    "index": _index_case,
+    "compact": _compact_case,
+}
 
 
 @pytest.mark.reliability("B7.50", cases=1)

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from excerpt.core.durable import fsync_directory
+from excerpt.core.durable import crash_point, fsync_directory
 from excerpt.errors import CacheFault, ExcerptError, UsageError
 
 __all__ = [
@@ -215,7 +215,9 @@ def _write_durably(folder: Path, name: str, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        crash_point("compact.after_temp_write")
         os.replace(temp, folder / name)
+        crash_point("compact.after_replace")
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)

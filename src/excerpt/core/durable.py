@@ -20,6 +20,8 @@ LABELS = (
     "output.after_replace",
     "salt.after_temp_write",
     "salt.after_link",
+    "compact.after_temp_write",
+    "compact.after_replace",
     "index.after_batch",
     "index.before_graph",
     "index.before_clean",

@@ -79,7 +79,10 @@ def _indexed(
     if kept is not None and kept[0] is table:
         return kept[1], kept[2]
     files = {p: f for p, f in table.items() if f.status is None}
-    by_name = dict(signals.paths_by_name(files))
+    if kept is not None and files.keys() == kept[1].keys():
+        by_name = kept[2]  # the same paths (files rewritten in place): the same names
+    else:
+        by_name = dict(signals.paths_by_name(files))
     _last_indexed = (table, files, by_name)
     return files, by_name
 

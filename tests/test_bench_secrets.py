@@ -305,12 +305,16 @@ def test_no_report_ever_prints_a_secret(tmp_path: Path, monkeypatch: pytest.Monk
         ],
     )  # fmt: skip
     monkeypatch.setitem(sys.modules, "betterleaks", fake_module)
-    root = write_tree(tmp_path / "site-packages", {"leak.env": samples[0].text})
+    # (a file discovery refuses by its name, never read, and one it reads)
+    root = write_tree(
+        tmp_path / "site-packages", {"leak.env": samples[0].text, "leak.txt": samples[0].text}
+    )
     args = bench.parse_args(["--negative-root", str(root), "--list", "1000"])
     detectors = [FindsEverySecret(samples), bench.BetterleaksDetector()]
     report = bench.build_report(args, detectors)
     assert report["generated"]["tools"]["betterleaks"]["any"]["recall"] == 1.0
     assert report["negative"]["tools"]["oracle"]["findings"] == {"fail": 1, "warn": 0}
+    assert report["negative"]["skipped"]["sensitive path"] == 1
     printed = bench.render(report, 1000) + json.dumps(report)
     for sample in samples:
         for secret in sample.secrets:

@@ -83,7 +83,7 @@ def _jwt(seed: int, claims: dict[str, object]) -> str:
 
 # JavaScript and TypeScript modules of an API client holding tokens in the forms such code
 # writes them: a constant, a template literal, an object property, a constructor argument
-JS_TOKENS = {
+JS_TOKENS: dict[str, tuple[str, dict[str, object]]] = {
     "orders/client/apiClient.ts": (
         'export const API_TOKEN = "{0}";\n',
         {"sub": "svc-orders", "iss": "https://auth.example.com", "exp": 1800000000},

@@ -236,6 +236,27 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
         "API_KEY={B62*32}",
         ('api_key = "YOUR_API_KEY_HERE"', 'apiKey: "getApiKeyFromSettings"'),
     ),
+    # passwords written out, judged by their alphabet: short, in prose, in other languages
+    "password-written": (
+        "ID:master PW:{B62*12}",
+        ("password: str", "passwd = _raw_input(prompt, stream, input=input)",
+         "counting handles most cleanup, so 1 pass is sufficient.", "password is required",
+         "bypass :meth:`__getattr__`, as Python resolves them", "Пароль: Пароль"),
+    ),
+    "password-literal": (
+        'pwd = "{B62*7}"',
+        ('password = "correct-horse-battery-staple"', "password = self.config.password",
+         'password = "${DB_PASSWORD}"', 'if password != "":', 'password = "secret"'),
+    ),
+    "password-argument": (
+        "define( 'PASSWORD' , '{B62*7}' );",
+        ("('User:Pass', 'www.python.org:080')", '"EXPASS", "*EXPORT", "EXPROFILE",',
+         "check('password', 'required')"),
+    ),
+    "password-element": (
+        '<password name="db">{B62*7}</password>',
+        ("<password>${DB_PASSWORD}</password>", "<password>password</password>"),
+    ),
 }  # fmt: skip
 
 

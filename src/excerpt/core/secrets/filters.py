@@ -243,8 +243,60 @@ def discord_token(secret: str, _match: str) -> bool:
 
 
 def url_password(secret: str, match: str) -> bool:
-    """A URL's password, unless it repeats the user name (``guest:guest``, a local default)
-    or the host is a documentation one."""
+    """A URL's password, unless it repeats the user name (``guest:guest``, a local default),
+    the host is a documentation one, or it is a short word of lower-case letters alone
+    (``github://org:repo@sha/…`` names its parts; a password draws on more than one
+    alphabet or runs longer)."""
     user = match.partition("://")[2].partition(":")[0]
     host = match.rpartition("@")[2].lower()
+    if secret.isalpha() and secret.islower() and len(secret) < 8:
+        return False
     return secret != user and not host.startswith(("example", "host"))
+
+
+# a name, a dotted or scoped reference (``self.password``, ``settings::PASS``): code, not a value
+_REFERENCE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
+# the case shapes of identifiers and words: camelCase, CamelCase, snake_case, UPPER_CASE
+_NAME_SHAPE = re.compile(
+    r"_*(?:[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[a-z]+(?:_[a-z0-9]+)*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)_*"
+)
+# English words that end in a password's name, and escapes written in code
+_NOT_A_KEY = re.compile(r"(?:by|com|sur|tres|over|under|encom|im)pass\b", re.I)
+_ESCAPES = re.compile(r"\\[xuU0-7]")
+
+
+def _classes(text: str) -> int:
+    """How many of the four alphabets ``text`` draws on: lower, upper, digits, others."""
+    return (
+        any(c.islower() for c in text)
+        + any(c.isupper() for c in text)
+        + any(c.isdigit() for c in text)
+        + any(not c.isalnum() for c in text)
+    )
+
+
+def password_written(secret: str, match: str) -> bool:
+    """A password written out in prose or a document (``PW:dipPr10Gg!``, ``password is
+    NsIdksKJdj``), judged by its alphabet rather than its Shannon entropy, which a short
+    value cannot reach: three alphabets, or two over ten characters that are not a name's
+    case shape; never a number, a reference or a name."""
+    value = secret.rstrip(".,;:")  # the end of a sentence
+    if not _value_like(value, match):
+        return False
+    classes = _classes(value)
+    return classes >= 3 or (classes == 2 and len(value) >= 10)
+
+
+def password_literal(secret: str, match: str) -> bool:
+    """A string literal assigned to, compared with or defaulted for a password-named target
+    (``pwd = "cackle!"``, ``password !== "PaS5w0rD2#"``): any value that is not a word, a
+    name or a reference, so a digit or a sign in six characters is enough."""
+    return _value_like(secret, match) and _classes(secret) >= 2
+
+
+def _value_like(value: str, match: str) -> bool:
+    """Not a number, a reference, a name or escapes, and named by a password's name rather
+    than a word ending in one (``bypass``, ``compass``)."""
+    if value.isdigit() or _REFERENCE.fullmatch(value) or _NAME_SHAPE.fullmatch(value):
+        return False
+    return _ESCAPES.search(value) is None and _NOT_A_KEY.search(match) is None

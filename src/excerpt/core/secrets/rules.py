@@ -17,7 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from excerpt.core.secrets.filters import basic_credential, discord_token, jwt_token, url_password
+from excerpt.core.secrets.filters import (
+    basic_credential,
+    discord_token,
+    jwt_token,
+    password_literal,
+    password_written,
+    url_password,
+)
 
 __all__ = ["RULES", "Rule", "Severity"]
 
@@ -287,6 +294,51 @@ _STRUCTURAL: tuple[Rule, ...] = (
        "HTTP Basic credentials in an Authorization header", 2.5, check=basic_credential),
 )  # fmt: skip
 
+# Names a password goes by, as the end of a key or a word of prose: English and the languages
+# whose password words real documents hold. Letters outside ASCII are written in each case
+# (Python's ``re`` over bytes folds ASCII alone); the keyword pass sees the text with ASCII
+# lower-cased, so a keyword outside ASCII is the part every case shares (``ароль``)
+_PW_NAMES = (
+    r"passwords?|passwd|passphrase|pwd|pw|pass|passwort|kennwort|senha|wachtwoord|"
+    r"mot de passe|contrase(?:ñ|Ñ|n)a|l(?:ö|Ö|o)senord|has(?:ł|Ł|l)o|"
+    r"пароль|Пароль|ПАРОЛЬ|密码|密碼|パスワード|비밀번호|암호"
+)
+_PW_KEYWORDS = (
+    "pass pwd pw passwort kennwort senha wachtwoord contrase senord asło haslo ароль"
+    " 密码 密碼 パスワード 비밀번호 암호"
+)
+# A line is reported by the first of its rules: the most specific shape first
+_PASSWORDS: tuple[Rule, ...] = (
+    # a password element of a markup document: ``<password name="…">cackle!</password>``
+    Rule(id="password-element", severity="warn", keywords=("<pass", "<pwd"),
+         pattern=r"(?i)<(?:password|passwd|pwd)\b[^>]{0,80}>([^<\s]{6,64})</",
+         description="A password element of a markup document", entropy=0.0,
+         stopwords=True, check=password_literal),
+    # the value beside a password name opening a call: ``define('PASSWORD', '…')``
+    Rule(id="password-argument", severity="warn", keywords=tuple(_PW_KEYWORDS.split()),
+         pattern=rf"(?i)\(\s*[\"'][\w-]{{0,30}}(?:{_PW_NAMES})[\"']\s*,\s*"
+                 r"[\"']([^\"'\s]{6,64})[\"']",
+         description="A string literal passed beside a password name",
+         entropy=0.0, prose=True, stopwords=True, check=password_literal),
+    # a string literal given to a password-named target: assigned (typed or not), compared,
+    # or the fallback of a lookup (``PASSWORD = os.environ.get("PASSWORD") or "…"``)
+    Rule(id="password-literal", severity="warn", keywords=tuple(_PW_KEYWORDS.split()),
+         pattern=rf"(?i)(?:^|[^\w])[\w-]{{0,30}}(?:{_PW_NAMES})[\"'\x60]?"
+                 r"(?:\s*:\s*[\w.<>\[\]?]{1,40})?\s*(?:=>|:=|===|!==|==|!=|=|:)\s*"
+                 r"(?:[\w.]{1,60}\([^)]{0,80}\)\s*(?:or|\|\||\?\?|\?:)\s*)?"
+                 r"[a-z]?[\"'\x60]([^\"'\x60\s]{6,64})[\"'\x60]",
+         description="A string literal assigned to or compared with a password-named target",
+         entropy=0.0, prose=True, stopwords=True, check=password_literal),
+    # a value after a password word in prose or a document: ``PW:dipPr10Gg!``,
+    # ``password is NsIdksKJdj``, ``MYSQLPASS: Ce7s…``, ``Your password: &quot;…&quot;``
+    Rule(id="password-written", severity="warn", keywords=tuple(_PW_KEYWORDS.split()),
+         pattern=rf"(?i)(?:^|[^\w])[\w-]{{0,30}}(?:{_PW_NAMES})(?:\s+is|\s*(?:[:=]|=>))"
+                 rf"\s*(?:&quot;|[\"'\x60])?([^\s\"'\x60<>&;,(){{}}\[\]|]{{6,64}})"
+                 r"(?:[\s\"'\x60<>&;,)}\]|]|$)",
+         description="A password written after its name in prose or a document",
+         entropy=0.0, prose=True, stopwords=True, check=password_written),
+)  # fmt: skip
+
 _GENERIC: tuple[Rule, ...] = (
     Rule(id="authorization-bearer", severity="warn", keywords=("bearer",),
          pattern=r"(?i)authorization[\"'\x60]?\s*[:=]\s*[\"'\x60]?bearer\s+"
@@ -311,4 +363,4 @@ _GENERIC: tuple[Rule, ...] = (
              "API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|APP_?KEY|CLIENT_?KEY"),
 )  # fmt: skip
 
-RULES: tuple[Rule, ...] = (*_PROVIDERS, *_STRUCTURAL, *_GENERIC)
+RULES: tuple[Rule, ...] = (*_PROVIDERS, *_STRUCTURAL, *_GENERIC, *_PASSWORDS)

@@ -253,3 +253,37 @@ def test_a_file_row_renamed_to_a_sensitive_path_never_has_that_file_read(
     assert b"ZqxCanaryRenamedRow" not in _db(repo, cache).read_bytes()
     index_repository(repo, cache_dir=fresh)
     assert _snapshot(repo, cache) == _snapshot(repo, fresh)
+
+
+# Rows changed in place by someone who also wrote their digest again (a digest has no key):
+# what the pack would serve of them is checked against the file's bytes where it is read
+LIES = {
+    "name-of-another-line": f"UPDATE symbols SET name = 'scale_7' WHERE {_SYMBOL}",
+    "span-moved-away": f"UPDATE symbols SET start_line = start_line + 40, end_line = end_line + 40"
+    f" WHERE {_SYMBOL}",
+    "span-past-the-end": f"UPDATE symbols SET end_line = 100000 WHERE {_SYMBOL}",
+}
+
+
+@pytest.mark.reliability("T6", cases=1)
+@pytest.mark.parametrize("lie", sorted(LIES))
+def test_definitions_that_lie_with_a_fresh_digest_are_checked_against_the_file(
+    pristine: tuple[Path, Path, dict[str, Any]], copy: Path, lie: str
+) -> None:
+    from excerpt.index.checks import symbols_check
+
+    repo, _, intact = pristine
+    db = _db(repo, copy)
+    _sql(db, LIES[lie])
+    conn = sqlite3.connect(db)
+    (file_id,) = conn.execute("SELECT id FROM files WHERE path = ?", (REFUNDS,)).fetchone()
+    rows = conn.execute(
+        "SELECT kind, name, qualname, start_line, end_line FROM symbols WHERE file_id = ?",
+        (file_id,),
+    ).fetchall()
+    conn.execute("UPDATE files SET symbols_check = ? WHERE id = ?", (symbols_check(rows), file_id))
+    conn.commit()
+    conn.close()
+    with IndexStore.open(db.parent) as store:
+        assert store.view().symbols_in([REFUNDS])  # the digest vouches for the lie
+    assert _pack(repo, copy) == intact

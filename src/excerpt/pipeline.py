@@ -105,7 +105,9 @@ def _prepare(request: PackRequest, progress: ProgressFn | None) -> tuple[Prepare
             analyze_task(request.task), view, WorkspaceFiles(root),
             root=root, cache=cache, report=report, changed=changed, edges=edges, graph=graph,
         )  # fmt: skip
-        return prepared, bool(view.damaged)
+        for path in prepared.suspect:  # definitions that do not match their file's bytes
+            store.request_repair(path)
+        return prepared, bool(view.damaged or prepared.suspect)
 
 
 def rank_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan:

@@ -123,6 +123,10 @@ class Prepared:
     primary: tuple[str, ...] = ()
     related: tuple[tuple[str, str | None], ...] = ()
     related_regions: Mapping[str, tuple[Region, ...]] = field(default_factory=dict)
+    # files whose definitions the index holds do not match their bytes (a span past the end,
+    # a name its span never writes): their definitions were not used, and their rows are to
+    # be read again
+    suspect: tuple[str, ...] = ()
 
 
 def prepare_ranked(
@@ -160,6 +164,7 @@ def prepare_ranked(
         regions=read.regions, secrets=read.secrets, omitted=(*read.omitted, *refused),
         graph=graph, task=task, weights=w, confidence=sure, primary=primary,
         related=tuple(related), related_regions=read.related_regions,
+        suspect=tuple(sorted(read.suspect)),
     )  # fmt: skip
 
 
@@ -172,6 +177,7 @@ class _Read:
     omitted: list[Omitted] = field(default_factory=list)
     symbols: dict[str, list[SymbolSpan]] = field(default_factory=dict)
     related_regions: dict[str, tuple[Region, ...]] = field(default_factory=dict)
+    suspect: set[str] = field(default_factory=set)
 
 
 def _read_candidates(
@@ -203,6 +209,9 @@ def _read_candidates(
             continue
         lines = split_lines(content.data)
         text_lines = [line.decode("utf-8") for line in lines]
+        if not _spans_hold_names(text_lines, symbols.get(cand.path, ())):
+            out.suspect.add(cand.path)
+            symbols[cand.path] = []  # none of them is relied on
         matches = line_matches(text_lines, weights)
         out.files[cand.path] = (content, tuple(lines))
         out.secrets[cand.path] = _secrets(content.sha256, text_lines)
@@ -232,6 +241,25 @@ def _read_candidates(
         if regions:
             out.kept.append(cand)
     return out
+
+
+def _spans_hold_names(text_lines: Sequence[str], symbols: Sequence[SymbolSpan]) -> bool:
+    """Whether each definition the index holds for a file lies within the file's lines and
+    writes its name there: what a pack serves of a definition rests on the file's bytes,
+    not on rows that could have been changed in the cache (a digest has no key)."""
+    if not symbols:
+        return True
+    starts = [0]
+    for line in text_lines:
+        starts.append(starts[-1] + len(line))
+    text = "".join(text_lines)
+    total = len(text_lines)
+    for sym in symbols:
+        if not 1 <= sym.start_line <= sym.end_line <= total:
+            return False
+        if text.find(sym.name, starts[sym.start_line - 1], starts[sym.end_line]) < 0:
+            return False
+    return True
 
 
 _SECRETS_KEPT = 8192  # files' secret lines remembered by content hash: a few hundred KB

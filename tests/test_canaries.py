@@ -119,9 +119,38 @@ def _js_files() -> tuple[dict[str, str | bytes], list[str]]:
     return files, secrets
 
 
+def _pem(kind: str, seed: int) -> str:
+    import base64
+    import random
+
+    rng = random.Random(seed)
+    body = "\n".join(base64.b64encode(rng.randbytes(48)).decode() for _ in range(8))
+    return f"-----BEGIN {kind}-----\n{body}\n-----END {kind}-----"
+
+
+# a module of private keys that a task names: its other lines are served, its key lines never
+KEY_FILE = "orders/signing/keys.py"
+_RSA, _EC = _pem("RSA PRIVATE KEY", 41), _pem("EC PRIVATE KEY", 42)
+KEY_TEXT = (
+    "# Keys for the signature verifier.\n"
+    f'RSA_KEY = """{_RSA}"""\n'
+    f'EC_KEY = """{_EC}"""\n'
+    "ALL_KEYS = [RSA_KEY, EC_KEY]\n"
+)
+KEY_TASK = f"ALL_KEYS in {KEY_FILE} is missing the ed25519 key"
+# a file whose lines hold invisible format characters: served, and flagged to the agent
+INVISIBLE_FILE = "orders/client/admin_check.py"
+INVISIBLE_TEXT = (
+    'def is_admin(role):\n    return role == "ad\u200bmin" or role == "ro\u2060ot\ufeff"\n'
+)
+
+
 def _files() -> tuple[dict[str, str | bytes], list[str]]:
     """The repository (one file per provider) and every secret planted in it."""
     files, secrets = _js_files()
+    files[KEY_FILE] = KEY_TEXT
+    files[INVISIBLE_FILE] = INVISIBLE_TEXT
+    secrets += [line for key in (_RSA, _EC) for line in key.splitlines()[1:-1]]
     for sample in _corpus().generate(15, contexts=["python"]):
         name = re.sub(r"\W", "_", sample.provider)
         files[f"orders/settings/{name}.py"] = sample.text + _loader(name)
@@ -197,8 +226,8 @@ async def _mcp_surfaces(repo: Path, cache: Path, handles: list[str]) -> list[tup
     return out
 
 
-@pytest.mark.reliability("T7", cases=92)
-@pytest.mark.reliability("B3.25", cases=92 * 6)  # 92 canaries, each on at least 6 surfaces
+@pytest.mark.reliability("T7", cases=94)
+@pytest.mark.reliability("B3.25", cases=94 * 6)  # 94 canaries, each on at least 6 surfaces
 def test_canary_secrets_reach_no_surface(
     tmp_path: Path,
     cache_dir: Path,
@@ -226,6 +255,17 @@ def test_canary_secrets_reach_no_surface(
     pack = json.loads(cli("pack", TASK, "--budget", "200000", "--json"))
     cli("plan", TASK)
     cli("plan", TASK, "--json")
+    # the key file, named by a task: what is not a key is served, the key lines are omitted
+    keys = json.loads(cli("pack", KEY_TASK, "--json"))
+    kept = "".join(i["text"] for i in keys["items"] if i["path"] == KEY_FILE)
+    assert "# Keys for the signature verifier.\n" in kept and "ALL_KEYS = [" in kept
+    assert any(o["path"] == KEY_FILE and o["reason"] == "secret" for o in keys["omitted"])
+    # invisible characters: served as they are, with a warning for the agent
+    invisible = json.loads(cli("pack", "is_admin accepts a role it should not", "--json"))
+    assert any(i["path"] == INVISIBLE_FILE and "\u200b" in i["text"] for i in invisible["items"])
+    assert {"code": "zero-width", "path": INVISIBLE_FILE} in [
+        {k: w[k] for k in ("code", "path")} for w in invisible["warnings"]
+    ]
     cli("index", "--json")
     cli("gate", "--staged", "--json")
     handles = [item["handle"] for item in pack["items"]]

@@ -101,7 +101,7 @@ ROWS: tuple[Row, ...] = (
     _row("B2.19", "Any text (surrogates, bidi controls, NUL) into each extractor",
          "As B2.18", 1000),
     _row("B2.20", "Compaction round trip: json, log, diff and auto over hostile input",
-         "`expand(compact(x)) == x` byte for byte (excerpt has no compaction command yet)",
+         "`expand(compact(x)) == x` byte for byte",
          2000),
     _row("B2.21", "Log text with ANSI and OSC escapes (OSC 52), CR overwrites, repeated lines",
          "Control characters are escaped on a terminal and in JSON; folded counts are right",

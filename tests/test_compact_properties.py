@@ -193,6 +193,7 @@ _diff = st.builds(_diff_of, st.integers(0, 2**32))
 # -------------------------------------------------------------------------------- properties
 
 
+@pytest.mark.reliability("B2.20", cases=500)
 @EXAMPLES
 @given(
     data=st.one_of(
@@ -204,6 +205,7 @@ def test_any_bytes_come_back_exactly_under_every_kind(data: bytes, kind: str, st
     _round_trip(data, store, kind)
 
 
+@pytest.mark.reliability("B2.20", cases=500)
 @EXAMPLES
 @given(data=_json)
 def test_generated_json_comes_back_exactly_and_its_parts_by_path(data: bytes, store: Store) -> None:
@@ -212,6 +214,7 @@ def test_generated_json_comes_back_exactly_and_its_parts_by_path(data: bytes, st
     assert expand(done.id, store=store, path="$").data == data.strip(b" \t\r\n")
 
 
+@pytest.mark.reliability("B2.20", cases=500)
 @EXAMPLES
 @given(data=_log)
 def test_generated_logs_come_back_exactly_and_keep_every_error_line(
@@ -224,6 +227,7 @@ def test_generated_logs_come_back_exactly_and_keep_every_error_line(
             assert line in view
 
 
+@pytest.mark.reliability("B2.20", cases=500)
 @EXAMPLES
 @given(data=_diff)
 def test_generated_diffs_come_back_exactly_and_keep_every_changed_line(
@@ -234,3 +238,50 @@ def test_generated_diffs_come_back_exactly_and_keep_every_changed_line(
     for line in data.split(b"\n"):
         if not line.startswith(b" ") or b"Error" in line:
             assert line in kept
+
+
+def _hunks(n: int) -> bytes:
+    return b"".join(
+        b"@@ -%d,3 +%d,3 @@\n ctx\n-old %d\n+new %d\n ctx\n" % (i * 10 + 1, i * 10 + 1, i, i)
+        for i in range(n)
+    )
+
+
+_HEAD = b"diff --git a/app.py b/app.py\nindex 1111111..2222222 100644\n--- a/app.py\n+++ b/app.py\n"
+# the shapes of diff git writes that are not plain text hunks, and the large ones
+DIFFS = {
+    "binary": b"diff --git a/logo.png b/logo.png\nindex 1111111..2222222 100644\n"
+    b"Binary files a/logo.png and b/logo.png differ\n" + _HEAD + _hunks(30),
+    "no-final-newline": _HEAD + b"@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n"
+    b"\\ No newline at end of file\n" + _hunks(30),
+    "rename": b"diff --git a/old.py b/new.py\nsimilarity index 90%\nrename from old.py\n"
+    b"rename to new.py\n" + _HEAD + _hunks(30),
+    "mode-only": b"diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n"
+    + _HEAD
+    + _hunks(30),
+    "submodule": b"diff --git a/vendor/lib b/vendor/lib\nindex 1111111..2222222 160000\n"
+    b"--- a/vendor/lib\n+++ b/vendor/lib\n@@ -1 +1 @@\n-Subproject commit aaaa\n"
+    b"+Subproject commit bbbb\n" + _HEAD + _hunks(30),
+    "crlf-hunks": _HEAD + _hunks(40).replace(b"\n", b"\r\n"),
+    "ten-thousand-hunks": _HEAD + _hunks(10_000),
+    "deleted-file": b"diff --git a/gone.py b/gone.py\ndeleted file mode 100644\n"
+    b"index 1111111..0000000\n--- a/gone.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-a\n-b\n"
+    + _HEAD
+    + _hunks(30),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(DIFFS))
+@pytest.mark.reliability("B2.22")
+def test_every_diff_shape_keeps_its_changed_lines_and_comes_back_exactly(
+    shape: str, store: Store
+) -> None:
+    data = DIFFS[shape]
+    done = _round_trip(data, store, "diff")
+    kept = set(done.text.encode("utf-8", "surrogateescape").split(b"\n"))
+    for line in data.split(b"\n"):
+        changed = line.startswith((b"+", b"-")) or line.startswith(
+            (b"diff --git", b"Binary files", b"rename ", b"old mode", b"new mode", b"deleted")
+        )
+        if changed:
+            assert line in kept, (shape, line[:60])

@@ -148,3 +148,32 @@ def test_every_crash_point_in_the_code_is_a_listed_label() -> None:
         for m in re.finditer(r'crash_point\("([^"]+)"\)', path.read_text(encoding="utf-8"))
     }
     assert placed == set(LABELS)
+
+
+@pytest.mark.reliability("B7.53", cases=20)
+def test_a_compact_killed_once_it_has_given_its_id_leaves_the_original_to_expand(
+    tmp_path: Path,
+) -> None:
+    # the id is handed out only once the original is durable: a process killed the moment
+    # its answer is read (20 payloads, each killed as it prints) loses nothing
+    cache = tmp_path / "cache"
+    env = {**{k: v for k, v in os.environ.items() if k != ENV}, "EXCERPT_CACHE_DIR": str(cache)}
+    for n in range(20):
+        payload = json.dumps(
+            [{"id": i, "n": n, "status": "ok" if i % 9 else "error"} for i in range(300 + n)]
+        ).encode()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "excerpt", "compact", "--kind", "json", "--json"],
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(payload)
+        proc.stdin.close()
+        first = proc.stdout.readline()  # the answer starts: the id is out
+        proc.kill()
+        proc.wait(timeout=30)
+        answer = first + proc.stdout.read()  # (written in one piece before the kill)
+        proc.stdout.close()
+        ident = json.loads(answer)["id"]
+        expanded = _excerpt_input("expand", ident, cache=cache, data=b"")
+        assert expanded.returncode == 0 and expanded.stdout == payload, n

@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         mcp_cmd,
         pack_cmd,
         risk_cmd,
+        setup_cmd,
     )
 
     index_cmd.register(sub)
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     handoff_cmd.register(sub)
     compact_cmd.register(sub)
     mcp_cmd.register(sub)
+    setup_cmd.register(sub)
     eval_cmd.register(sub)
     bench_cmd.register(sub)
     config_cmd.register(sub)

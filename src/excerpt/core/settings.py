@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from excerpt.core.globs import glob_problem
+from excerpt.core.limits import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from excerpt.errors import CacheFault, UsageError
 
 if TYPE_CHECKING:
@@ -103,40 +105,9 @@ def refuse_cache_inside(root: Path, cache: Path) -> None:
 
 # -- the repository's settings --------------------------------------------------------------
 
-# The budget's limits, in UTF-8 bytes of the rendered result, for every surface (CLI flag,
-# settings file, library, MCP input schema); the other modules import them from here.
-DEFAULT_BUDGET = 32_000  # what Claude Code passes on whole (excerpt.mcp.clients)
-MIN_BUDGET = 300  # the smallest result that still says what was left out and why
-MAX_BUDGET = 10_000_000  # a bound against absurd values, not a fit: = pack.prepare.MAX_BUDGET
 SETTING_KEYS = ("budget", "exclude", "include")
 Source = Literal["cli", "excerpt.toml", "pyproject.toml", "default"]
 _PYPROJECT_TABLE = re.compile(r"^\s*\[+\s*tool\s*\.\s*excerpt\b", re.M)
-
-
-def glob_problem(pattern: str) -> str | None:
-    """Why ``pattern`` is not a usable gitignore-style glob, or None when it is."""
-    if not pattern.strip():
-        return "a glob must not be empty"
-    if "\0" in pattern or "\n" in pattern or "\r" in pattern:
-        return "a glob must be one line without NUL"
-    if pattern.startswith("#"):
-        return f"{pattern!r} is a comment in gitignore syntax (write \\# for a literal #)"
-    if escapes_nothing(pattern):
-        return (
-            f"{pattern!r} is not a valid gitignore-style glob (a trailing backslash escapes"
-            " nothing)"
-        )
-    return None
-
-
-def escapes_nothing(line: str) -> bool:
-    """Whether an ignore line ends in an unescaped backslash (trailing spaces aside), which
-    git keeps and never matches: the one certain mistake a gitignore-style line can hold."""
-    encoded = os.fsencode(line)
-    while encoded.endswith(b" ") and not encoded.endswith(b"\\ "):
-        encoded = encoded[:-1]
-    tail = len(encoded) - len(encoded.rstrip(b"\\"))
-    return bool(tail % 2) and not encoded.startswith(b"#")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 
 import pydantic
 
-from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET, glob_problem
+from excerpt.core.globs import glob_problem
+from excerpt.core.limits import MAX_BUDGET, MIN_BUDGET
 
 __all__ = ["FileSettings", "Glob"]
 

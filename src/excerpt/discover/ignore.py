@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from excerpt.core.settings import escapes_nothing
+from excerpt.core.globs import escapes_nothing
 from excerpt.discover.wildmatch import (
     ANY,
     LINEAR,

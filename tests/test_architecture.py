@@ -145,3 +145,61 @@ def test_library_code_never_prints() -> None:
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print"
         ]  # fmt: skip
         assert not calls, path
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Every module of ``excerpt`` and the modules of ``excerpt`` it imports, at the top or
+    inside a function (a lazy import still ties the two); ``from pkg import sub`` names the
+    submodule, not the package."""
+    modules: dict[str, Path] = {}
+    for path in SRC.rglob("*.py"):
+        parts = path.relative_to(SRC.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                subs = [f"{node.module}.{alias.name}" for alias in node.names]
+                targets += [s for s in subs if s in modules]
+                if any(s not in modules for s in subs):
+                    targets.append(node.module)
+            elif isinstance(node, ast.Import):
+                targets += [alias.name for alias in node.names]
+            graph[name].update(t for t in targets if t in modules and t != name)
+    return graph
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    # an import circle, lazy or not, is two modules that cannot be read (or moved) apart;
+    # any cycle, of two modules or more, is one
+    graph = _module_graph()
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        order[node] = low[node] = len(order)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in order:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], order[other])
+        if low[node] == order[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in order:
+            visit(node)
+    assert cycles == []

@@ -13,8 +13,9 @@ import pytest
 from conftest import git, write_tree
 from excerpt.cli import main
 from excerpt.core.settings import repo_cache_dir
-from excerpt.evals.bench import load_tasks, run_localize
+from excerpt.evals.bench import load_tasks
 from excerpt.evals.gate_suite import canary
+from excerpt.evals.localize import run_localize
 from excerpt.index.build import index_repository
 from excerpt.index.history import HistorySource, history_disabled, plan_history
 from excerpt.index.store import IndexStore

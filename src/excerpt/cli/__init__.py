@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_cmd.register(sub)
     config_cmd.register(sub)
     completion_cmd.register(sub)
+    parser.set_defaults(make_parser=build_parser)  # (completion: the whole parser)
     return parser
 
 

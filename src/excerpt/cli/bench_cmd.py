@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from excerpt.batch import SCHEDULER_HELP
-from excerpt.cli.common import command, complete_as
+from excerpt.cli.common import command, complete_as, git_dirs
 from excerpt.cli.output import emit
 from excerpt.errors import UsageError
 
@@ -195,18 +195,6 @@ def run_perf_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def _git_dirs(specs: list[str]) -> dict[str, Path]:
-    out = {}
-    for spec in specs:
-        name, sep, path = spec.partition("=")
-        if not sep or "/" not in name or not Path(path).is_dir():
-            raise UsageError(
-                f"--git-dir wants OWNER/NAME=GITDIR with an existing directory: {spec}"
-            )
-        out[name] = Path(path).resolve()
-    return out
-
-
 def _scheduler(args: argparse.Namespace) -> Scheduler:
     """``--scheduler``, checked against the flags it cannot go with."""
     from excerpt.batch.scheduler import parse_scheduler, require_dask
@@ -226,7 +214,8 @@ def _scheduler(args: argparse.Namespace) -> Scheduler:
 
 
 def run(args: argparse.Namespace) -> int:
-    from excerpt.evals.bench import load_tasks, render_report, run_localize, summarise
+    from excerpt.evals.bench import load_tasks, render_report, summarise
+    from excerpt.evals.localize import run_localize
     from excerpt.rank.weights import load_weights
     from excerpt.render.progress import ProgressBar
     from excerpt.render.text import to_json
@@ -255,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
     bar = ProgressBar(sys.stderr, "tasks") if sys.stderr.isatty() and not args.json else None
     try:
         rows = run_localize(
-            tasks, _git_dirs(args.git_dir), args.out, budgets, progress=bar,
+            tasks, git_dirs(args.git_dir), args.out, budgets, progress=bar,
             ablate=args.ablations, record=args.record, replay=args.replay,
             jobs=args.jobs or os.cpu_count() or 1, weights=weights, scheduler=scheduler,
             lenient=args.lenient,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.batch import SCHEDULER_HELP
-from excerpt.cli.common import command
+from excerpt.cli.common import command, git_dirs
 from excerpt.errors import UsageError
 
 __all__ = ["register"]
@@ -89,7 +89,6 @@ def _arms(text: str) -> tuple[Any, ...]:
 
 def run(args: argparse.Namespace) -> int:
     from excerpt.batch.scheduler import parse_scheduler, require_dask
-    from excerpt.cli.bench_cmd import _git_dirs
     from excerpt.core.tokens import TokenCounter
     from excerpt.evals.bench import load_tasks
     from excerpt.evals.session.records import session_records
@@ -122,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     bar = ProgressBar(sys.stderr, "tasks") if sys.stderr.isatty() and not args.json else None
     try:
         rows = run_session_bench(
-            tasks, _git_dirs(args.git_dir), args.out, run_spec, scheduler=scheduler, progress=bar
+            tasks, git_dirs(args.git_dir), args.out, run_spec, scheduler=scheduler, progress=bar
         )
     finally:
         if bar is not None:

@@ -186,3 +186,20 @@ def progress_for(args: argparse.Namespace) -> ProgressBar | None:
 
     machine = getattr(args, "json", False) or getattr(args, "format", "md") == "json"
     return ProgressBar(sys.stderr, "indexing") if sys.stderr.isatty() and not machine else None
+
+
+def git_dirs(specs: list[str]) -> dict[str, Path]:
+    """``--git-dir OWNER/NAME=GITDIR`` flags as a map of repositories to git directories.
+
+    Raises:
+        UsageError: a flag without ``=``, a name without ``/``, or no such directory.
+    """
+    out = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or "/" not in name or not Path(path).is_dir():
+            raise UsageError(
+                f"--git-dir wants OWNER/NAME=GITDIR with an existing directory: {spec}"
+            )
+        out[name] = Path(path).resolve()
+    return out

@@ -41,9 +41,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import shtab
 
-    from excerpt.cli import build_parser  # the whole parser, this command included
-
-    parser = build_parser()
+    parser = args.make_parser()  # the whole parser, this command included
     _mark(parser, {"file": shtab.FILE, "directory": shtab.DIRECTORY})
     sys.stdout.write(shtab.complete(parser, shell=args.shell))
     return 0

@@ -19,27 +19,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from excerpt.batch.scheduler import SERIAL, Scheduler
 from excerpt.core import git
 from excerpt.core.hashing import sha256_hex
 from excerpt.core.settings import repo_cache_dir
 from excerpt.deliver import fit_pack
 from excerpt.errors import UsageError
-from excerpt.evals.fixes import FixCommits
 from excerpt.evals.metrics import line_coverage, mean, mrr
 from excerpt.evals.primary import (
     calibration_rows,
     primary_metrics,
     primary_summary,
     primary_table,
-    related_tests_hit,
 )
 from excerpt.evals.recording import (
     RecordingSource,
     ReplaySource,
     TaskRecording,
     read_task_recording,
-    start_recording,
     write_task_recording,
 )
 from excerpt.index.build import IndexReport, index_repository, resolve_root
@@ -53,7 +49,15 @@ from excerpt.rank.score import SIGNALS, rank_files
 from excerpt.rank.task import analyze_task
 from excerpt.rank.weights import Weights, default_weights
 
-__all__ = ["BenchTask", "bm25_ranking", "export_tree", "load_tasks", "run_localize", "summarise"]
+__all__ = [
+    "BenchTask",
+    "ProgressFn",
+    "bm25_ranking",
+    "export_tree",
+    "load_tasks",
+    "serial_rows",
+    "summarise",
+]
 
 KS = (1, 3, 5, 10)
 TOP = 50
@@ -202,70 +206,7 @@ def _file_metrics(ranked: Sequence[str], gold: set[str]) -> dict[str, float]:
 ProgressFn = Callable[[int, int], None]
 
 
-def run_localize(
-    tasks: Sequence[BenchTask],
-    git_dirs: dict[str, Path],
-    out: Path,
-    budgets: Sequence[int],
-    progress: ProgressFn | None = None,
-    ablate: bool = False,
-    *,
-    record: Path | None = None,
-    replay: Path | None = None,
-    jobs: int = 1,
-    weights: Weights | None = None,
-    scheduler: Scheduler = SERIAL,
-    lenient: bool = False,
-) -> list[dict[str, Any]]:
-    """Rank, pack and score every task; write ``predictions.jsonl`` as it goes.
-
-    With ``record``, each task's index answers and file reads are kept there; with
-    ``replay``, tasks are ranked and packed from such a recording alone (``jobs`` processes).
-    ``weights`` replaces the shipped ranking and selection numbers; a ``lenient`` replay
-    serves a file its recording never held as unreadable (each row's ``replay_unrecorded``
-    lists them) instead of refusing. A ``scheduler`` that fans
-    out runs the tasks by (repository, base commit) on its workers (``excerpt.evals.fanout``),
-    with the same rows; it takes neither ``record`` nor ``replay``.
-
-    Raises:
-        UsageError: a repository without a git directory, or a recording that does not hold
-            a task (or holds it for another task text), or a fanned-out run asked to record
-            or replay.
-        EnvironmentFault: a fanned-out run's scheduler cannot be reached, or a worker died.
-    """
-    if scheduler.fans_out and (record is not None or replay is not None):
-        raise UsageError("--scheduler runs live tasks: it takes neither --record nor --replay")
-    out.mkdir(parents=True, exist_ok=True)
-    if record is not None:
-        start_recording(record)
-    rows: list[dict[str, Any]] = []
-    fixes = FixCommits()
-    if scheduler.fans_out:
-        from excerpt.evals.fanout import GroupRun, run_groups
-
-        run = GroupRun(
-            git_dirs=git_dirs, budgets=tuple(budgets), ablate=ablate, weights=weights,
-            scratch=out / "workers" if scheduler.kind == "local" else None,
-        )  # fmt: skip
-        fanned: Iterable[dict[str, Any]] = run_groups(tasks, run, scheduler, progress)
-        progress = None  # the workers' progress was shown as they finished
-    else:
-        fanned = _rows(
-            tasks, git_dirs, out, budgets, ablate, record, replay, jobs, weights, lenient
-        )
-    with (out / "predictions.jsonl").open("w", encoding="utf-8") as predictions:
-        for done, (task, row) in enumerate(zip(tasks, fanned, strict=True), start=1):
-            predictions.write(
-                json.dumps({"instance_id": row["instance_id"], "files": row.pop("files")}) + "\n"
-            )
-            row["related_tests"] = related_tests_hit(fixes, git_dirs.get(task.repo), task, row)
-            rows.append(row)
-            if progress is not None:
-                progress(done, len(tasks))
-    return rows
-
-
-def _rows(
+def serial_rows(
     tasks: Sequence[BenchTask],
     git_dirs: dict[str, Path],
     out: Path,
@@ -277,6 +218,8 @@ def _rows(
     weights: Weights | None,
     lenient: bool = False,
 ) -> Iterator[dict[str, Any]]:
+    """The rows of ``tasks`` in this process (or ``jobs`` processes for a replay), in order:
+    what ``excerpt.evals.localize.run_localize`` writes when it does not fan out."""
     w = weights or default_weights()
     if replay is None:
         for task in tasks:

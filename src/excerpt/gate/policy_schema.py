@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 import pydantic
 
 from excerpt.core.settings_file import Glob as SettingsGlob
-from excerpt.gate.policy import (
+from excerpt.gate.rules import (
     CHECK_IDS,
     DEFAULT_MIN_CONVERGENCE,
     GateRules,

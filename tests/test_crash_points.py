@@ -25,14 +25,19 @@ FILES = {
 TASK = "refund returns the wrong total"
 
 
-def _excerpt(*argv: str, cache: Path, crash: str | None = None) -> subprocess.CompletedProcess[str]:
+def _env(cache: Path, crash: str | None = None) -> dict[str, str]:
+    """This environment with the cache given, crashing at ``crash`` (else nowhere)."""
     env = {k: v for k, v in os.environ.items() if k != ENV}
     env["EXCERPT_CACHE_DIR"] = str(cache)
     if crash is not None:
         env[ENV] = crash
+    return env
+
+
+def _excerpt(*argv: str, cache: Path, crash: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "excerpt", *argv],
-        env=env, capture_output=True, text=True, timeout=60, check=False,
+        env=_env(cache, crash), capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
 
 
@@ -111,13 +116,9 @@ def _compact_case(tmp_path: Path, label: str) -> None:
 def _excerpt_input(
     *argv: str, cache: Path, data: bytes, crash: str | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    env = {k: v for k, v in os.environ.items() if k != ENV}
-    env["EXCERPT_CACHE_DIR"] = str(cache)
-    if crash is not None:
-        env[ENV] = crash
     return subprocess.run(
         [sys.executable, "-m", "excerpt", *argv],
-        env=env, input=data, capture_output=True, timeout=60, check=False,
+        env=_env(cache, crash), input=data, capture_output=True, timeout=60, check=False,
     )  # fmt: skip
 
 
@@ -157,7 +158,7 @@ def test_a_compact_killed_once_it_has_given_its_id_leaves_the_original_to_expand
     # the id is handed out only once the original is durable: a process killed the moment
     # its answer is read (20 payloads, each killed as it prints) loses nothing
     cache = tmp_path / "cache"
-    env = {**{k: v for k, v in os.environ.items() if k != ENV}, "EXCERPT_CACHE_DIR": str(cache)}
+    env = _env(cache)
     for n in range(20):
         payload = json.dumps(
             [{"id": i, "n": n, "status": "ok" if i % 9 else "error"} for i in range(300 + n)]

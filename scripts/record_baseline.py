@@ -1,5 +1,5 @@
 """Re-record the evaluation baseline: run every suite, set each floor to the measured value
-minus a small slack, and rewrite the README's baseline table.
+minus a small slack, and rewrite the baseline table of docs/evaluation.md.
 
 Usage: python scripts/record_baseline.py [--slack 0.03]
 
@@ -55,7 +55,7 @@ def main() -> int:
             rows.append(
                 f"| {name} | {suite['cases']} | {suite['passed']} | {metric} | {value:.4f} |"
             )
-    readme = ROOT / "README.md"
+    readme = ROOT / "docs" / "evaluation.md"
     text = readme.read_text(encoding="utf-8")
     block = f"{BEGIN}\n" + "\n".join(rows) + f"\n{END}"
     text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S)

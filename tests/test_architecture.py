@@ -203,3 +203,28 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
         if node not in order:
             visit(node)
     assert cycles == []
+
+
+def test_the_architecture_page_is_the_code_s_own() -> None:
+    # docs/architecture.md is generated from the imports and docstrings: a change to either
+    # that the page does not show fails here (python scripts/architecture.py writes it again)
+    root = SRC.parents[1]
+    proc = subprocess.run(
+        [sys.executable, str(root / "scripts" / "architecture.py"), "--check"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:]
+
+
+def test_the_readme_is_a_front_door_of_at_most_150_lines() -> None:
+    readme = (SRC.parents[1] / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150
+    # the two commands, then the two clients, before any reference
+    heads, fence = [], ""
+    for line in readme.splitlines():
+        if line.startswith("```"):
+            mark = line[: len(line) - len(line.lstrip("`"))]
+            fence = "" if fence and mark == fence else (fence or mark)
+        elif not fence and line.startswith("## "):
+            heads.append(line)
+    assert heads[:3] == ["## Two commands", "## Use it in Claude Code", "## Use it in Codex"]

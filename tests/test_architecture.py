@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib
 import re
@@ -228,3 +229,27 @@ def test_the_readme_is_a_front_door_of_at_most_150_lines() -> None:
         elif not fence and line.startswith("## "):
             heads.append(line)
     assert heads[:3] == ["## Two commands", "## Use it in Claude Code", "## Use it in Codex"]
+
+
+def test_every_command_s_help_ends_with_its_documentation_page() -> None:
+    from excerpt.cli import build_parser
+
+    docs = SRC.parents[1] / "docs"
+    seen = 0
+
+    def walk(parser: argparse.ArgumentParser) -> None:
+        nonlocal seen
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    last = sub.format_help().rstrip().splitlines()[-1]
+                    page = re.fullmatch(
+                        r"docs: (docs/[\w-]+\.md) \(the site: mkdocs build\)", last
+                    )
+                    assert page is not None, sub.prog
+                    assert (docs.parent / page.group(1)).is_file(), sub.prog
+                    seen += 1
+                    walk(sub)
+
+    walk(build_parser())
+    assert seen >= 20

@@ -95,7 +95,9 @@ def test_every_command_help_shows_two_examples_and_its_defaults(
     assert main([*path, "--help"]) == 0
     text = capsys.readouterr().out
     lines = text.split("\nexamples:\n", 1)[1].splitlines()
-    # each example: a comment saying what it does, then the command line
+    # each example: a comment saying what it does, then the command line; then its page
+    assert lines[-2:] == ["", lines[-1]] and lines[-1].startswith("docs: docs/"), lines
+    lines = lines[:-2]
     assert len(lines) == 4, lines
     assert all(line.startswith("  # ") for line in lines[::2])
     assert all(line.startswith("  ") and " excerpt " in f" {line}" for line in lines[1::2])

@@ -44,6 +44,17 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefau
         return str(super()._get_help_string(action))
 
 
+# The page of the documentation (docs/, built by mkdocs) that tells each command in full
+DOCS_PAGES = {
+    "index": "indexing", "plan": "pack", "pack": "pack", "get": "pack", "graph": "pack",
+    "export": "pack", "risk": "risk-harness", "harness": "risk-harness", "gate": "gate",
+    "handoff": "handoff", "create": "handoff", "show": "handoff", "validate": "handoff",
+    "compact": "compact", "expand": "compact", "mcp": "mcp", "setup": "mcp",
+    "eval": "evaluation", "bench": "evaluation", "localize": "evaluation",
+    "session": "evaluation", "perf": "benchmarks", "config": "cli", "completion": "cli",
+}  # fmt: skip
+
+
 def command(
     sub: Any,
     name: str,
@@ -52,10 +63,12 @@ def command(
     examples: Sequence[tuple[str, str]],
     description: str | None = None,
 ) -> argparse.ArgumentParser:
-    """A subcommand whose ``--help`` shows defaults and ``examples`` (``(command, what)``)."""
+    """A subcommand whose ``--help`` shows defaults and ``examples`` (``(command, what)``),
+    and ends with the page of the documentation that tells it in full."""
     lines = ["examples:"]
     for line, what in examples:
         lines += [f"  # {what}", f"  {line}"]
+    lines += ["", f"docs: docs/{DOCS_PAGES[name]}.md (the site: mkdocs build)"]
     parser: argparse.ArgumentParser = sub.add_parser(
         name,
         help=help,

@@ -243,9 +243,7 @@ def test_every_command_s_help_ends_with_its_documentation_page() -> None:
             if isinstance(action, argparse._SubParsersAction):
                 for sub in action.choices.values():
                     last = sub.format_help().rstrip().splitlines()[-1]
-                    page = re.fullmatch(
-                        r"docs: (docs/[\w-]+\.md) \(the site: mkdocs build\)", last
-                    )
+                    page = re.fullmatch(r"docs: (docs/[\w-]+\.md) \(the site: mkdocs build\)", last)
                     assert page is not None, sub.prog
                     assert (docs.parent / page.group(1)).is_file(), sub.prog
                     seen += 1

@@ -83,7 +83,8 @@ def transcripts() -> list[Transcript]:
 
 def _steps(block: list[str]) -> list[Step]:
     steps: list[Step] = []
-    command, expected, code = "", [], 0
+    expected: list[str] = []
+    command, code = "", 0
     for line in [*block, "$ "]:
         if line.startswith("$ "):
             if command:

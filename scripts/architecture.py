@@ -81,12 +81,15 @@ def render() -> str:
         "consume the pipeline's outputs; nothing in the pipeline imports them. No module "
         "imports one that imports it back, a lazy import inside a function included.",
         "",
-        "```mermaid",
-        "graph TD",
+        "Each unit's level is one more than the highest level of what it imports, so every",
+        "import points down this drawing (level 0 imports nothing of excerpt):",
+        "",
+        "```text",
     ]
-    for unit in names:
-        for target in edges[unit]:
-            lines.append(f"  {unit} --> {target}")
+    levels = _levels(edges)
+    for level in range(max(levels.values()) + 1):
+        row = [u for u in names if levels[u] == level]
+        lines.append(f"{level:>2}  " + "   ".join(row))
     lines += [
         "```",
         "",
@@ -100,6 +103,20 @@ def render() -> str:
             f" {', '.join(may) or '— (nothing of excerpt)'} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _levels(edges: dict[str, list[str]]) -> dict[str, int]:
+    """Each unit's level: 0 without imports, else one more than its imports' highest."""
+    levels: dict[str, int] = {}
+
+    def level(unit: str) -> int:
+        if unit not in levels:
+            levels[unit] = 1 + max((level(t) for t in edges[unit]), default=-1)
+        return levels[unit]
+
+    for unit in edges:
+        level(unit)
+    return levels
 
 
 def _allowed() -> dict[str, set[str]]:

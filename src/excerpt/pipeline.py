@@ -64,7 +64,7 @@ def prepare(request: PackRequest, progress: ProgressFn | None = None) -> Prepare
     root = resolve_root(request.repo)
     history: HistorySource | Literal["repository"] = request.history or "repository"
     try:
-        prepared, damaged = _prepare(request, progress)
+        prepared, damaged = _prepare(request, root, history, progress)
         if not damaged:
             return prepared
         # the damaged files were asked to be read again: a refresh reads them, then the
@@ -73,7 +73,9 @@ def prepare(request: PackRequest, progress: ProgressFn | None = None) -> Prepare
         report = index_repository(
             root, cache_dir=request.cache_dir, progress=progress, history=history
         )
-        prepared, damaged = _prepare(dataclasses.replace(request, index=report), progress)
+        prepared, damaged = _prepare(
+            dataclasses.replace(request, index=report), root, history, progress
+        )
         if not damaged:
             return prepared
         why = "rows that fail their digest after their files were read again"
@@ -84,16 +86,20 @@ def prepare(request: PackRequest, progress: ProgressFn | None = None) -> Prepare
     report = rebuild_index(
         root, why, cache_dir=request.cache_dir, progress=progress, history=history
     )
-    return _prepare(dataclasses.replace(request, index=report), progress)[0]
+    return _prepare(dataclasses.replace(request, index=report), root, history, progress)[0]
 
 
-def _prepare(request: PackRequest, progress: ProgressFn | None) -> tuple[Prepared, bool]:
-    """Steps 1 to 4, and whether the view found rows that fail their digest."""
-    root = resolve_root(request.repo)
+def _prepare(
+    request: PackRequest,
+    root: Path,
+    history: HistorySource | Literal["repository"],
+    progress: ProgressFn | None,
+) -> tuple[Prepared, bool]:
+    """Steps 1 to 4 on the resolved ``root``, and whether the view found rows that fail
+    their digest."""
     report = request.index or index_repository(
-        root, cache_dir=request.cache_dir, progress=progress,
-        history=request.history or "repository",
-    )  # fmt: skip
+        root, cache_dir=request.cache_dir, progress=progress, history=history
+    )
     cache = repo_cache_dir(root, request.cache_dir)
     with IndexStore.open(cache) as store:
         view = store.view()

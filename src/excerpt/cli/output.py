@@ -9,19 +9,14 @@ a document and a failed run leaves the old file as it was.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
-import stat
 import sys
 from pathlib import Path
 
-from excerpt.core.durable import crash_point, fsync_directory
+from excerpt.core import durable
 from excerpt.core.escape import for_terminal
 from excerpt.errors import UsageError
 
 __all__ = ["emit", "write_atomic"]
-
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
 def emit(args: argparse.Namespace, text: str) -> None:
@@ -50,55 +45,12 @@ def _is_terminal(stream: object) -> bool:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` all at once (a symlink: its target, the link kept).
-
-    A path that exists and is not a regular file (a terminal, a pipe, ``/dev/stdout``) has
-    nothing to rename over: it is written straight through.
+    """``core.durable.write_atomic`` for a path the user named.
 
     Raises:
         UsageError: the directory is missing or not writable, or the write failed.
     """
     try:
-        try:
-            existing: os.stat_result | None = os.stat(path)
-        except FileNotFoundError:
-            existing = None
-        if existing is not None and not stat.S_ISREG(existing.st_mode):
-            with open(path, "wb") as fh:  # /dev/stdout may name a pipe no path resolves to
-                fh.write(data)
-            return
-        _replace(Path(os.path.realpath(path)), data, existing)
+        durable.write_atomic(path, data)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-
-def _replace(target: Path, data: bytes, existing: os.stat_result | None) -> None:
-    temp, fd = _temp_beside(target)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        crash_point("output.after_temp_write")
-        if existing is not None:  # overwriting keeps the file's mode; a new one gets the umask's
-            os.chmod(temp, stat.S_IMODE(existing.st_mode))
-        crash_point("output.before_replace")
-        os.replace(temp, target)
-        crash_point("output.after_replace")
-        fsync_directory(target.parent)  # the rename itself survives a power cut
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-
-
-def _temp_beside(target: Path) -> tuple[Path, int]:
-    """A new, exclusively created file in ``target``'s directory (the same filesystem, so the
-    rename is atomic), with the mode a plain ``open`` would give it."""
-    for _ in range(100):
-        temp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")
-        try:
-            return temp, os.open(temp, _CREATE, 0o666)
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"no free temporary name beside {target}")

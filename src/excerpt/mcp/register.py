@@ -15,6 +15,7 @@ repository but Claude's ``.mcp.json`` for ``scope="project"``, which is that sco
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from excerpt.core.durable import fsync_directory
+from excerpt.core.durable import write_atomic
 from excerpt.errors import EnvironmentFault, UsageError
 
 __all__ = ["Registration", "Scope", "register", "server_command"]
@@ -112,8 +113,8 @@ def _claude(command: tuple[str, ...], repo: Path, scope: Scope, dry_run: bool) -
                             dry_run=dry_run, where=where, actions=())  # fmt: skip
     actions = []
     if current is not None:
-        actions.append(_quoted(["claude", "mcp", "remove", "-s", scope, NAME]))
-    actions.append(_quoted(add))
+        actions.append(shlex.join(["claude", "mcp", "remove", "-s", scope, NAME]))
+    actions.append(shlex.join(add))
     if binary is not None and not dry_run:
         if current is not None:
             _run([binary, "mcp", "remove", "-s", scope, NAME], repo)
@@ -149,12 +150,6 @@ def _run(argv: Sequence[str], cwd: Path, *, check: bool = True) -> subprocess.Co
             f"claude refused the registration: {said[-1] if said else proc.returncode}"
         )
     return proc
-
-
-def _quoted(argv: Sequence[str]) -> str:
-    import shlex
-
-    return shlex.join(argv)
 
 
 # -- Codex -----------------------------------------------------------------------------------
@@ -205,26 +200,12 @@ def _codex(command: tuple[str, ...], dry_run: bool) -> Registration:
 
 
 def _write_config(path: Path, before: str, after: str) -> None:
-    """``after`` into ``path`` whole or not at all, the old text kept in ``path.bak``."""
+    """``after`` into ``path`` whole or not at all (through a symlink to its target), the
+    old text kept in ``path.bak``."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if before:
-            _replace(path.with_name(path.name + ".bak"), before)
-        _replace(path, after)
+            write_atomic(path.with_name(path.name + ".bak"), before.encode("utf-8"))
+        write_atomic(path, after.encode("utf-8"))
     except OSError as exc:
         raise EnvironmentFault(f"cannot write {path}: {exc.strerror or exc}") from None
-
-
-def _replace(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
-    fsync_directory(path.parent)

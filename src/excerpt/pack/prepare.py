@@ -5,6 +5,7 @@ files ranked and read (guarded), regions chosen, secret lines found.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 import threading
@@ -209,9 +210,7 @@ def _read_candidates(
             continue
         lines = split_lines(content.data)
         text_lines = [line.decode("utf-8") for line in lines]
-        if not _spans_hold_names(text_lines, symbols.get(cand.path, ())):
-            out.suspect.add(cand.path)
-            symbols[cand.path] = []  # none of them is relied on
+        _check_symbols(out, cand.path, text_lines)
         matches = line_matches(text_lines, weights)
         out.files[cand.path] = (content, tuple(lines))
         out.secrets[cand.path] = _secrets(content.sha256, text_lines)
@@ -243,15 +242,21 @@ def _read_candidates(
     return out
 
 
+def _check_symbols(read: _Read, path: str, text_lines: Sequence[str]) -> None:
+    """Leave out the definitions the index holds for ``path`` when they do not match the
+    file's lines just read, and mark the file ``suspect`` (its rows are read again)."""
+    if not _spans_hold_names(text_lines, read.symbols.get(path, ())):
+        read.suspect.add(path)
+        read.symbols[path] = []  # none of them is relied on
+
+
 def _spans_hold_names(text_lines: Sequence[str], symbols: Sequence[SymbolSpan]) -> bool:
     """Whether each definition the index holds for a file lies within the file's lines and
     writes its name there: what a pack serves of a definition rests on the file's bytes,
     not on rows that could have been changed in the cache (a digest has no key)."""
     if not symbols:
         return True
-    starts = [0]
-    for line in text_lines:
-        starts.append(starts[-1] + len(line))
+    starts = [0, *itertools.accumulate(map(len, text_lines))]
     text = "".join(text_lines)
     total = len(text_lines)
     for sym in symbols:
@@ -342,9 +347,11 @@ def _read_one(read: _Read, path: str, view: IndexView, source: FileSource) -> bo
     if content.encoding not in ("utf-8", "utf-8-sig"):
         return False
     lines = split_lines(content.data)
+    text_lines = [line.decode("utf-8") for line in lines]
     read.files[path] = (content, tuple(lines))
-    read.secrets[path] = _secrets(content.sha256, [line.decode("utf-8") for line in lines])
+    read.secrets[path] = _secrets(content.sha256, text_lines)
     read.symbols[path] = list(found)
+    _check_symbols(read, path, text_lines)
     return True
 
 

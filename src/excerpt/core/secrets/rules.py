@@ -307,37 +307,57 @@ _PW_KEYWORDS = (
     "pass pwd pw passwort kennwort senha wachtwoord contrase senord asło haslo ароль"
     " 密码 密碼 パスワード 비밀번호 암호"
 )
+
+
+def _password(rule_id: str, pattern: str, description: str, check: Callable[[str, str], bool],
+              keywords: str = _PW_KEYWORDS, *, prose: bool = True) -> Rule:  # fmt: skip
+    """A password rule: a value judged by ``check`` (its alphabet and shape), not entropy."""
+    return Rule(id=rule_id, severity="warn", keywords=tuple(keywords.split()), pattern=pattern,
+                description=description, entropy=0.0, prose=prose, stopwords=True,
+                check=check)  # fmt: skip
+
+
 # A line is reported by the first of its rules: the most specific shape first
 _PASSWORDS: tuple[Rule, ...] = (
     # a password element of a markup document: ``<password name="…">cackle!</password>``
-    Rule(id="password-element", severity="warn", keywords=("<pass", "<pwd"),
-         pattern=r"(?i)<(?:password|passwd|pwd)\b[^>]{0,80}>([^<\s]{6,64})</",
-         description="A password element of a markup document", entropy=0.0,
-         stopwords=True, check=password_literal),
+    _password(
+        "password-element",
+        r"(?i)<(?:password|passwd|pwd)\b[^>]{0,80}>([^<\s]{6,64})</",
+        "A password element of a markup document",
+        password_literal,
+        "<pass <pwd",
+        prose=False,
+    ),
     # the value beside a password name opening a call: ``define('PASSWORD', '…')``
-    Rule(id="password-argument", severity="warn", keywords=tuple(_PW_KEYWORDS.split()),
-         pattern=rf"(?i)\(\s*[\"'][\w-]{{0,30}}(?:{_PW_NAMES})[\"']\s*,\s*"
-                 r"[\"']([^\"'\s]{6,64})[\"']",
-         description="A string literal passed beside a password name",
-         entropy=0.0, prose=True, stopwords=True, check=password_literal),
+    _password(
+        "password-argument",
+        rf"(?i)\(\s*[\"'][\w-]{{0,30}}(?:{_PW_NAMES})[\"']\s*,\s*"
+        r"[\"']([^\"'\s]{6,64})[\"']",
+        "A string literal passed beside a password name",
+        password_literal,
+    ),
     # a string literal given to a password-named target: assigned (typed or not), compared,
     # or the fallback of a lookup (``PASSWORD = os.environ.get("PASSWORD") or "…"``)
-    Rule(id="password-literal", severity="warn", keywords=tuple(_PW_KEYWORDS.split()),
-         pattern=rf"(?i)(?:^|[^\w])[\w-]{{0,30}}(?:{_PW_NAMES})[\"'\x60]?"
-                 r"(?:\s*:\s*[\w.<>\[\]?]{1,40})?\s*(?:=>|:=|===|!==|==|!=|=|:)\s*"
-                 r"(?:[\w.]{1,60}\([^)]{0,80}\)\s*(?:or|\|\||\?\?|\?:)\s*)?"
-                 r"[a-z]?[\"'\x60]([^\"'\x60\s]{6,64})[\"'\x60]",
-         description="A string literal assigned to or compared with a password-named target",
-         entropy=0.0, prose=True, stopwords=True, check=password_literal),
+    _password(
+        "password-literal",
+        rf"(?i)(?:^|[^\w])[\w-]{{0,30}}(?:{_PW_NAMES})[\"'\x60]?"
+        r"(?:\s*:\s*[\w.<>\[\]?]{1,40})?\s*(?:=>|:=|===|!==|==|!=|=|:)\s*"
+        r"(?:[\w.]{1,60}\([^)]{0,80}\)\s*(?:or|\|\||\?\?|\?:)\s*)?"
+        r"[a-z]?[\"'\x60]([^\"'\x60\s]{6,64})[\"'\x60]",
+        "A string literal assigned to or compared with a password-named target",
+        password_literal,
+    ),
     # a value after a password word in prose or a document: ``PW:dipPr10Gg!``,
     # ``password is NsIdksKJdj``, ``MYSQLPASS: Ce7s…``, ``Your password: &quot;…&quot;``
-    Rule(id="password-written", severity="warn", keywords=tuple(_PW_KEYWORDS.split()),
-         pattern=rf"(?i)(?:^|[^\w])[\w-]{{0,30}}(?:{_PW_NAMES})(?:\s+is|\s*(?:[:=]|=>))"
-                 rf"\s*(?:&quot;|[\"'\x60])?([^\s\"'\x60<>&;,(){{}}\[\]|]{{6,64}})"
-                 r"(?:[\s\"'\x60<>&;,)}\]|]|$)",
-         description="A password written after its name in prose or a document",
-         entropy=0.0, prose=True, stopwords=True, check=password_written),
-)  # fmt: skip
+    _password(
+        "password-written",
+        rf"(?i)(?:^|[^\w])[\w-]{{0,30}}(?:{_PW_NAMES})(?:\s+is|\s*(?:[:=]|=>))"
+        rf"\s*(?:&quot;|[\"'\x60])?([^\s\"'\x60<>&;,(){{}}\[\]|]{{6,64}})"
+        r"(?:[\s\"'\x60<>&;,)}\]|]|$)",
+        "A password written after its name in prose or a document",
+        password_written,
+    ),
+)
 
 _GENERIC: tuple[Rule, ...] = (
     Rule(id="authorization-bearer", severity="warn", keywords=("bearer",),

@@ -79,6 +79,7 @@ CODEX_FEATURES_OFF = (
     "skill_mcp_dependency_install",
 )
 SERVER = "excerpt"  # the name the server is registered under in both clients
+DEFAULT_PROMPT = "Use the excerpt tools as asked."
 DEFAULT_TIMEOUT = 120.0  # seconds per client run
 FINAL_TEXT = "done"
 
@@ -164,6 +165,8 @@ class Run:
     workdir: str
     timed_out: bool = False
     errors: list[str] = field(default_factory=list)
+    setup: list[dict[str, Any]] = field(default_factory=list)  # each setup command's outcome
+    runs: list[dict[str, Any]] = field(default_factory=list)  # each prompt's client run
 
 
 class ClientRunError(RuntimeError):
@@ -247,6 +250,10 @@ def forwarded_tool_results(
     extra_env: dict[str, str] | None = None,
     codex_model: str = CODEX_MODEL,
     codex_sandbox: str = "read-only",
+    prompts: Sequence[str] = (),
+    setup: Sequence[Sequence[str]] = (),
+    registered: bool = False,
+    client_args: Sequence[str] = (),
 ) -> Run:
     """Run ``client`` once; the stub model makes it call ``calls`` in order.
 
@@ -254,8 +261,12 @@ def forwarded_tool_results(
     ``-m excerpt mcp --repo REPO``); ``extra_env`` is added to the client's environment
     (e.g. ``RUST_LOG`` for Codex); ``workdir`` keeps every record there; ``codex_model``
     picks Codex's model (a "code_mode_only" one, e.g. gpt-6.2-sol, makes the stub call the
-    tools from JavaScript through ``exec``: see CODE_MODE_JS). Raises
-    ClientRunError when a result is missing.
+    tools from JavaScript through ``exec``: see CODE_MODE_JS). ``prompts`` are sent one
+    client run each, in one session (the later ones continue it: ``claude --continue``,
+    ``codex exec resume --last``); ``setup`` commands run first inside the namespace with the
+    client's HOME and PATH (``excerpt setup …``); with ``registered`` the server is the one
+    those commands registered, not this harness's; ``client_args`` go on every client run.
+    Raises ClientRunError when a result is missing.
     """
     binary = client_binary(client)
     if binary is None:
@@ -277,6 +288,10 @@ def forwarded_tool_results(
         "extra_env": dict(extra_env or {}),
         "codex_model": codex_model,
         "codex_sandbox": codex_sandbox,
+        "prompts": list(prompts) or [DEFAULT_PROMPT],
+        "setup": [list(a) for a in setup],
+        "registered": registered,
+        "client_args": list(client_args),
     }
     (work / "spec.json").write_text(json.dumps(spec, indent=2), encoding="utf-8")
     argv = [*netns_prefix(), sys.executable, str(Path(__file__).resolve()), "netns-run", str(work)]
@@ -349,6 +364,8 @@ def _read_run(client: str, version: str, work: Path, doc: dict[str, Any], second
         workdir=str(work),
         timed_out=doc["timed_out"],
         errors=doc["errors"],
+        setup=doc.get("setup", []),
+        runs=doc.get("runs", []),
     )
 
 
@@ -893,7 +910,8 @@ def _netns_run(work: Path) -> int:
     if interfaces != ["lo"]:  # never run a client with a way out
         raise SystemExit(f"not an isolated network namespace: interfaces {interfaces}")
     _loopback_up()
-    script = Script(client, calls, work / "requests.jsonl", max_requests=len(calls) + 8)
+    turns = len(spec.get("prompts") or [DEFAULT_PROMPT])
+    script = Script(client, calls, work / "requests.jsonl", max_requests=len(calls) + 8 * turns)
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(script))
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -915,6 +933,59 @@ def _netns_run(work: Path) -> int:
         argv, env = _codex_setup(spec, work, home, port, mcp_command, mcp_env)
     env.update(spec.get("extra_env", {}))
     (work / "argv.json").write_text(json.dumps({"argv": argv, "env": env}, indent=2), "utf-8")
+    setup = [_setup_command(a, env, spec) for a in spec.get("setup", [])]
+    runs: list[dict[str, Any]] = []
+    timed_out = False
+    for number, prompt in enumerate(spec.get("prompts") or [DEFAULT_PROMPT]):
+        run_argv = _prompt_argv(client, argv, prompt, number)
+        run = _client_run(run_argv, env, spec)
+        runs.append({"argv": run_argv, **run})
+        timed_out = timed_out or run["timed_out"]
+    last = runs[-1]
+    if os.getpid() == 1:  # every process the runs left (servers, background work) ends here
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(-1, signal.SIGKILL)
+    server.shutdown()
+    result = {
+        "port": port,
+        "returncode": last["returncode"],
+        "timed_out": timed_out,
+        "stdout": last["stdout"],
+        "stderr": last["stderr"],
+        "setup": setup,
+        "runs": runs,
+        "forwarded": [script.forwarded[i] for i in sorted(script.forwarded)],
+        "errors": script.errors,
+        "requests": script.count,
+    }
+    (work / "result.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+    return 0
+
+
+def _setup_command(argv: list[str], env: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
+    """A setup command run with the client's environment, the client's directory on PATH."""
+    path = f"{Path(spec['binary']).parent}{os.pathsep}{env.get('PATH', '')}"
+    proc = subprocess.run(
+        argv, cwd=spec["repo"], env={**env, "PATH": path, "EXCERPT_CACHE_DIR": spec["cache"]},
+        capture_output=True, text=True, timeout=spec["timeout"], check=False,
+    )  # fmt: skip
+    return {"argv": argv, "returncode": proc.returncode, "stdout": proc.stdout,
+            "stderr": proc.stderr}  # fmt: skip
+
+
+def _prompt_argv(client: str, argv: list[str], prompt: str, number: int) -> list[str]:
+    """The client's command line for the ``number``-th prompt of the session."""
+    at = argv.index(DEFAULT_PROMPT)
+    if number == 0:
+        return [*argv[:at], prompt, *argv[at + 1 :]]
+    if client == "claude":
+        return [*argv[:at], prompt, *argv[at + 1 :], "--continue"]
+    # codex exec [OPTIONS] PROMPT → codex exec resume --last [OPTIONS] PROMPT
+    options = [a for a in argv[2:at] if a not in ("--ephemeral", "--color", "never")]
+    return [argv[0], "exec", "resume", "--last", *options, prompt]
+
+
+def _client_run(argv: list[str], env: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
     timed_out = False
     with subprocess.Popen(
         argv,
@@ -932,20 +1003,10 @@ def _netns_run(work: Path) -> int:
             timed_out = proc.poll() is None
             _kill_all(proc.pid)
             stdout, stderr = proc.communicate(timeout=30)
-    _kill_all(proc.pid)
-    server.shutdown()
-    result = {
-        "port": port,
-        "returncode": proc.returncode,
-        "timed_out": timed_out,
-        "stdout": stdout,
-        "stderr": stderr,
-        "forwarded": [script.forwarded[i] for i in sorted(script.forwarded)],
-        "errors": script.errors,
-        "requests": script.count,
-    }
-    (work / "result.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
-    return 0
+    with contextlib.suppress(ProcessLookupError):  # its servers, never the namespace's PID 1
+        os.killpg(proc.pid, signal.SIGKILL)
+    return {"returncode": proc.returncode, "timed_out": timed_out, "stdout": stdout,
+            "stderr": stderr}  # fmt: skip
 
 
 def _kill_all(pgid: int) -> None:
@@ -985,19 +1046,13 @@ def _claude_setup(
     server = {"type": "stdio", "command": mcp_command[0], "args": mcp_command[1:], "env": mcp_env}
     config.write_text(json.dumps({"mcpServers": {SERVER: server}}, indent=2), encoding="utf-8")
     allowed = sorted({c.tool if c.builtin else f"mcp__{SERVER}__{c.tool}" for c in calls})
-    argv = [
-        spec["binary"],
-        "-p",
-        "Use the excerpt tools as asked.",
-        "--output-format",
-        "json",
-        "--mcp-config",
-        str(config),
-        "--strict-mcp-config",
-        "--allowedTools",
-        ",".join(allowed),
-        "--no-session-persistence",
-    ]
+    argv = [spec["binary"], "-p", DEFAULT_PROMPT, "--output-format", "json"]
+    if not spec.get("registered"):  # else the server excerpt setup registered
+        argv += ["--mcp-config", str(config), "--strict-mcp-config"]
+    argv += ["--allowedTools", ",".join(allowed) or "Bash"]
+    if len(spec.get("prompts") or ()) <= 1:  # one prompt: nothing to continue
+        argv.append("--no-session-persistence")
+    argv += spec.get("client_args", [])
     env = _base_env(home)
     env.update(
         CLAUDE_CONFIG_DIR=str(home / ".claude"),
@@ -1050,27 +1105,23 @@ def _codex_setup(
         "request_max_retries = 0",
         "stream_max_retries = 0",
         "",
-        f"[mcp_servers.{SERVER}]",
-        f"command = {_toml(mcp_command[0])}",
-        f"args = {_toml(mcp_command[1:])}",
-        f"env = {{ {env_table} }}",
-        "required = true",
-        f"startup_timeout_sec = {max(1, round(spec['timeout']))}",
-        f"tool_timeout_sec = {max(1, round(spec['timeout']))}",
-        "",
     ]
+    if not spec.get("registered"):  # else the server excerpt setup registers
+        lines += [
+            f"[mcp_servers.{SERVER}]",
+            f"command = {_toml(mcp_command[0])}",
+            f"args = {_toml(mcp_command[1:])}",
+            f"env = {{ {env_table} }}",
+            "required = true",
+            f"startup_timeout_sec = {max(1, round(spec['timeout']))}",
+            f"tool_timeout_sec = {max(1, round(spec['timeout']))}",
+            "",
+        ]
     (codex_home / "config.toml").write_text("\n".join(lines), encoding="utf-8")
-    argv = [
-        spec["binary"],
-        "exec",
-        "--strict-config",
-        "--skip-git-repo-check",
-        "--ephemeral",
-        "--color",
-        "never",
-        "--json",
-        "Use the excerpt tools as asked.",
-    ]
+    argv = [spec["binary"], "exec", "--strict-config", "--skip-git-repo-check"]
+    if len(spec.get("prompts") or ()) <= 1:  # one prompt: no session to resume
+        argv.append("--ephemeral")
+    argv += ["--color", "never", "--json", *spec.get("client_args", []), DEFAULT_PROMPT]
     env = _base_env(home)
     env.update(CODEX_HOME=str(codex_home), STUB_API_KEY="stub-not-a-key")
     return argv, env

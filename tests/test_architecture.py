@@ -42,19 +42,24 @@ ALLOWED = {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
         "harness", "risk", "gate", "handoff", "compact",
     },
+    "hooks": {
+        "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
+        "compact",
+    },
     "evals": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
         "harness", "risk", "gate", "batch",
-        # bench session measures what the MCP server lists and serves each client
-        "mcp",
+        # bench session measures what the MCP server lists and serves each client, and the
+        # seed the hooks send
+        "mcp", "hooks",
     },
     "cli": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver", "mcp",
-        "evals", "harness", "risk", "gate", "handoff", "compact", "batch",
+        "evals", "harness", "risk", "gate", "handoff", "compact", "batch", "hooks",
     },
 }  # fmt: skip
 # Modules outside the pipeline's layering: the package's lazy entry points and the tree.
-UNLAYERED = {"__init__", "__main__", "errors"}
+UNLAYERED = {"__init__", "__main__", "errors", "launch"}
 
 
 def _units() -> set[str]:
@@ -89,7 +94,7 @@ def test_imports_point_down_the_pipeline(package: str) -> None:
     for path in _sources(package):
         for module in _imports(path):
             parts = module.split(".")
-            if package in ("cli", "mcp") and module == "excerpt":
+            if package in ("cli", "mcp", "hooks") and module == "excerpt":
                 continue  # the version string
             assert len(parts) > 1 and parts[1] in allowed, f"{path.name} imports {module}"
 

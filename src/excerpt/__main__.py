@@ -1,5 +1,5 @@
 import sys
 
-from excerpt.cli import main
+from excerpt.launch import main
 
 sys.exit(main())

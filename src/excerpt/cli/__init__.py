@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         graph_cmd,
         handoff_cmd,
         harness_cmd,
+        hook_cmd,
         index_cmd,
         mcp_cmd,
         pack_cmd,
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     compact_cmd.register(sub)
     mcp_cmd.register(sub)
     setup_cmd.register(sub)
+    hook_cmd.register(sub)
     eval_cmd.register(sub)
     bench_cmd.register(sub)
     config_cmd.register(sub)

@@ -49,7 +49,7 @@ DOCS_PAGES = {
     "index": "indexing", "plan": "pack", "pack": "pack", "get": "pack", "graph": "pack",
     "export": "pack", "risk": "risk-harness", "harness": "risk-harness", "gate": "gate",
     "handoff": "handoff", "create": "handoff", "show": "handoff", "validate": "handoff",
-    "compact": "compact", "expand": "compact", "mcp": "mcp", "setup": "mcp",
+    "compact": "compact", "expand": "compact", "mcp": "mcp", "setup": "mcp", "hook": "hooks",
     "eval": "evaluation", "bench": "evaluation", "localize": "evaluation",
     "session": "evaluation", "perf": "benchmarks", "config": "cli", "completion": "cli",
 }  # fmt: skip

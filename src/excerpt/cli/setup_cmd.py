@@ -52,35 +52,74 @@ def register(sub: Any) -> None:
         "project) or project (the repository's .mcp.json, which Claude writes); Codex: user",
     )
     p.add_argument("--tools", choices=TOOL_SETS, default="core", help="which tools to list")
+    p.add_argument(
+        "--no-hooks",
+        action="store_true",
+        help="register the server only: no prompt seed, no compaction in flight",
+    )
+    p.add_argument(
+        "--remove",
+        action="store_true",
+        help="take excerpt's server registration and hooks for this repository out again",
+    )
     p.add_argument("--print", action="store_true", help="print what would be done, do nothing")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from excerpt.hooks.install import HookChange, hooks_file, install_hooks
     from excerpt.index.build import resolve_root
-    from excerpt.mcp.register import Scope
+    from excerpt.mcp.register import Scope, unregister
     from excerpt.mcp.register import register as register_with
     from excerpt.render.text import to_json
 
     repo = resolve_root(Path(args.repo))
     scope: Scope = args.scope or ("local" if args.client == "claude" else "user")
+    hooked = None if scope == "user" else repo  # a user-scope hook serves every work tree
+    path = hooks_file(args.client, scope, repo)
+    if args.remove:
+        done = unregister(args.client, repo, scope=scope, dry_run=args.print)
+        removed = install_hooks(args.client, hooked, path, remove=True, dry_run=args.print)
+        doc = {**done.to_dict(), "hooks": removed.to_dict()}
+        sys.stdout.write(to_json(doc) if args.json else _removed_text(doc))
+        return 0
     done = register_with(args.client, repo, scope=scope, tools=args.tools, dry_run=args.print)
+    hooks: HookChange | None = None
+    if not args.no_hooks:
+        hooks = install_hooks(args.client, hooked, path, dry_run=args.print)
     check: dict[str, Any] | None = None
     if not args.print:
+        from excerpt.hooks.check import check_hooks
         from excerpt.mcp import check_server
 
         check = check_server(str(repo), tools=args.tools)
+        if hooks is not None:
+            check["hooks"] = check_hooks(args.client, hooked, scope, repo)
+    doc = {**done.to_dict(), "hooks": None if hooks is None else hooks.to_dict(), "check": check}
     if args.json:
-        sys.stdout.write(to_json({**done.to_dict(), "check": check}))
+        sys.stdout.write(to_json(doc))
     else:
-        sys.stdout.write(_text(done.to_dict(), check, args.client))
+        shown = hooks.after if args.print and hooks is not None else ""
+        sys.stdout.write(_text(doc, check, args.client, shown))
     if check is not None and not check["ok"]:
         raise EnvironmentFault(f"registered, but the server does not serve: {check['problem']}")
+    if check is not None and check.get("hooks") and not check["hooks"]["ok"]:
+        problems = "; ".join(f"{e}: {p}" for e, p in check["hooks"]["problems"].items())
+        raise EnvironmentFault(f"hooks installed, but not answering: {problems or 'none found'}")
     return 0
 
 
-def _text(done: dict[str, Any], check: dict[str, Any] | None, client: str) -> str:
+def _removed_text(doc: dict[str, Any]) -> str:
+    verb = "would" if doc["dry_run"] else "did"
+    lines = [f"{verb}: {action}" for action in doc["actions"]]
+    if doc["hooks"]["changed"]:
+        lines.append(f"{verb}: remove excerpt's hooks from {doc['hooks']['path']}")
+    return "\n".join(lines or ["excerpt was not registered: nothing changed."]) + "\n"
+
+
+def _text(done: dict[str, Any], check: dict[str, Any] | None, client: str, hooks_json: str
+          ) -> str:  # fmt: skip
     verb = "would" if done["dry_run"] else "did"
     lines = []
     if not done["changed"]:
@@ -89,6 +128,17 @@ def _text(done: dict[str, Any], check: dict[str, Any] | None, client: str) -> st
     else:
         lines += [f"{verb}: {action}" for action in done["actions"]]
     lines.append(f"server: {' '.join(done['command'])}")
+    hooks = done.get("hooks")
+    if hooks is not None:
+        events = ", ".join(hooks["events"])
+        if hooks["changed"]:
+            lines.append(f"{verb}: write excerpt's hooks ({events}) in {hooks['path']}"
+                         " (other keys and hooks kept; the previous file as .bak)")  # fmt: skip
+        else:
+            lines.append(f"hooks: already in {hooks['path']} ({events}): nothing changed.")
+        if hooks_json:
+            lines += [f"{hooks['path']} would read:", hooks_json.rstrip("\n")]
+    lines += _hooks_checked(check, client)
     if check is not None and check["ok"]:
         lines.append(
             f"checked: it serves {len(check['tools'])} tools on"
@@ -97,3 +147,17 @@ def _text(done: dict[str, Any], check: dict[str, Any] | None, client: str) -> st
     if not done["dry_run"]:
         lines += ["", "next:", _NEXT[client]]
     return "\n".join(lines) + "\n"
+
+
+def _hooks_checked(check: dict[str, Any] | None, client: str) -> list[str]:
+    hooks = (check or {}).get("hooks")
+    if not hooks:
+        return []
+    lines = [f"hooks: {', '.join(hooks['answered']) or 'none'} answered a probe."]
+    if client == "codex" and hooks.get("trusted") is not True:
+        lines += [
+            "Codex runs a hook only once you have trusted it: start codex, type /hooks, and",
+            "trust the excerpt hooks listed there (excerpt never trusts them for you); then",
+            "`excerpt mcp --check` or this command again says whether they are trusted.",
+        ]
+    return lines

@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import tomlkit
+
 from excerpt.core.durable import write_atomic
 from excerpt.errors import EnvironmentFault, UsageError
 
-__all__ = ["Registration", "Scope", "register", "server_command"]
+__all__ = ["Registration", "Scope", "register", "server_command", "unregister"]
 
 Client = Literal["claude", "codex"]
 Scope = Literal["local", "user", "project"]
@@ -91,6 +93,44 @@ def register(
     if scope == "project":
         raise UsageError("Codex reads MCP servers from its own config.toml: use --scope user")
     return _codex(command, dry_run)
+
+
+def unregister(client: Client, repo: Path, *, scope: Scope = "local", dry_run: bool = False
+               ) -> Registration:  # fmt: skip
+    """Take the server's registration out of ``client`` (nothing when there is none).
+
+    Raises:
+        EnvironmentFault: the client is not installed, or refused.
+    """
+    if client == "claude":
+        binary = shutil.which("claude")
+        if binary is None and not dry_run:
+            raise EnvironmentFault("Claude Code is not installed (no claude on PATH)")
+        current = _claude_current(binary, repo, scope) if binary and not dry_run else ()
+        remove = ["claude", "mcp", "remove", "-s", scope, NAME]
+        if current is not None and binary is not None and not dry_run:
+            _run([binary, *remove[1:]], repo)
+        found = current is not None
+        return Registration(client="claude", scope=scope, command=(), changed=found,
+                            dry_run=dry_run, where=f"Claude's {scope} configuration",
+                            actions=(shlex.join(remove),) if found else ())  # fmt: skip
+    path, before, document = _codex_document()
+    servers = document.get("mcp_servers")
+    if servers is None or NAME not in servers:
+        return Registration(client="codex", scope="user", command=(), changed=False,
+                            dry_run=dry_run, where=str(path), actions=())  # fmt: skip
+    del servers[NAME]
+    if not dry_run:
+        _write_config(path, before, tomlkit.dumps(document))
+    return Registration(
+        client="codex",
+        scope="user",
+        command=(),
+        changed=True,
+        dry_run=dry_run,
+        where=str(path),
+        actions=(f"remove [mcp_servers.{NAME}] from {path}",),
+    )
 
 
 # -- Claude Code ---------------------------------------------------------------------------
@@ -161,15 +201,7 @@ def _codex(command: tuple[str, ...], dry_run: bool) -> Registration:
             "Codex is not installed (no codex on PATH): install it with"
             " npm install -g @openai/codex, or see what would be written with --print"
         )
-    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-    path = home / "config.toml"
-    import tomlkit
-
-    try:
-        before = path.read_text(encoding="utf-8") if path.exists() else ""
-        document = tomlkit.parse(before)
-    except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as exc:
-        raise EnvironmentFault(f"cannot read {path}: {exc}") from None
+    path, before, document = _codex_document()
     table = tomlkit.table()
     table["command"] = command[0]
     table["args"] = list(command[1:])
@@ -197,6 +229,21 @@ def _codex(command: tuple[str, ...], dry_run: bool) -> Registration:
         _write_config(path, before, after)
     return Registration(client="codex", scope="user", command=command, changed=True,
                         dry_run=dry_run, where=str(path), actions=tuple(actions))  # fmt: skip
+
+
+def _codex_document() -> tuple[Path, str, tomlkit.TOMLDocument]:
+    """Codex's ``config.toml``: its path, its text and its parsed document.
+
+    Raises:
+        EnvironmentFault: it cannot be read or parsed.
+    """
+    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    path = home / "config.toml"
+    try:
+        before = path.read_text(encoding="utf-8") if path.exists() else ""
+        return path, before, tomlkit.parse(before)
+    except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as exc:
+        raise EnvironmentFault(f"cannot read {path}: {exc}") from None
 
 
 def _write_config(path: Path, before: str, after: str) -> None:

@@ -1,0 +1,51 @@
+"""The clients' hook answer formats (one module owns the wire shape).
+
+Claude Code 2.1.332 and Codex 0.171.0 both read a JSON object on the hook's stdout with
+``hookSpecificOutput.hookEventName`` and ``additionalContext`` (UserPromptSubmit,
+SessionStart): the text is added to the model's context before its next turn. Claude Code's
+PostToolUse also takes ``updatedToolOutput``, which replaces the tool's output before the
+model first sees it; it must have the tool's own output shape (a Bash result is an object
+with ``stdout``, ``stderr``, ``interrupted``, ``isImage``...), which ``inflight`` keeps.
+
+Each client sets aside a context text past a size of its own, showing the model a preview
+instead: Claude Code past 10,000 characters (its ``QDe`` threshold: the text is saved to a
+file and a 2 KB preview sent), Codex past 2,500 tokens (its ``additionalContextLimit``
+default: head and tail kept, the middle cut). ``CONTEXT_LIMITS`` keeps a seed under both,
+with a margin for the client's own count.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CONTEXT_LIMITS", "ContextLimit", "context_answer", "replaced_output"]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextLimit:
+    """The largest additional context a client passes to the model whole."""
+
+    chars: int | None
+    tokens: int | None
+
+
+CONTEXT_LIMITS = {
+    "claude": ContextLimit(chars=9_800, tokens=None),  # Claude Code 2.1.332: 10,000 chars
+    "codex": ContextLimit(chars=None, tokens=2_400),  # Codex 0.171.0: 2,500 tokens
+}
+
+
+def context_answer(client: str, event: str, text: str) -> str:
+    """``text`` added to the model's context at ``event`` (both clients' shape)."""
+    if not text:
+        return ""
+    doc = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+    return json.dumps(doc, ensure_ascii=False) + "\n"
+
+
+def replaced_output(tool: str, updated: Any) -> str:
+    """A PostToolUse answer replacing the output of ``tool`` with ``updated`` (Claude Code)."""
+    doc = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": updated}}
+    return json.dumps(doc, ensure_ascii=False) + "\n"

@@ -1,0 +1,34 @@
+"""Whether excerpt's hooks are installed for a client and answer: each installed command is
+run once with a probe (``{"excerpt_probe": true}``), which the hook answers at once with its
+version, touching nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from excerpt.hooks.install import Client, hooks_file, installed_hooks
+from excerpt.hooks.processes import probe
+from excerpt.hooks.trust import codex_trust
+
+__all__ = ["check_hooks"]
+
+
+def check_hooks(client: Client, repo: Path | None, scope: str, root: Path) -> dict[str, Any]:
+    """The hooks found for ``repo`` in ``client``'s settings, each probe's answer, and (for
+    Codex) whether the user has trusted them yet."""
+    path = hooks_file(client, scope, root)
+    found = installed_hooks(client, repo, path)
+    probes: dict[str, str] = {}
+    for event, command in found.items():
+        probes[event] = probe(command)
+    report: dict[str, Any] = {
+        "file": str(path),
+        "installed": sorted(found),
+        "answered": sorted(e for e, p in probes.items() if p == "ok"),
+        "problems": {e: p for e, p in probes.items() if p != "ok"},
+    }
+    if client == "codex":
+        report["trusted"] = codex_trust(found, path)
+    report["ok"] = bool(found) and not report["problems"]
+    return report

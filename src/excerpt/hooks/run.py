@@ -1,0 +1,168 @@
+"""One hook event answered: the seed, compaction in flight, the handles after a compaction.
+
+In: the hook's options and the client's JSON. Out: the text to write on stdout in the
+client's format ("" for nothing). Reads the repository and the index; writes only the
+cache (the session's seeds, the compaction store, a background index). Errors propagate to
+``excerpt.hooks.main``, which turns every one into "nothing injected" and a log line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from excerpt.core import git
+from excerpt.core.settings import cache_root, repo_cache_dir
+from excerpt.discover.walk import resolve_root
+from excerpt.errors import ExcerptError
+from excerpt.hooks.answer import CONTEXT_LIMITS, context_answer, replaced_output
+from excerpt.hooks.inflight import compact_tool_output
+from excerpt.hooks.options import Decision, HookOptions, log
+from excerpt.hooks.processes import index_in_background
+from excerpt.hooks.prompt import classify_prompt, same_task
+from excerpt.hooks.state import SeedRecord, session_state
+from excerpt.index.db import DB_NAME
+
+__all__ = ["answer_event", "late_answer", "served_root"]
+
+MAX_PROMPT = 200_000  # characters of a prompt matched (the task's own limit)
+_RESUME_HANDLES = 40  # fresh handles listed after a compaction, the latest first
+
+
+def answer_event(opts: HookOptions, raw: bytes, decision: Decision | None = None) -> str:
+    """The answer to one event (``""``: nothing to inject or replace); a seed is recorded
+    in the session only once ``decision`` lets it be sent."""
+    event = _event(raw)
+    if opts.event == "UserPromptSubmit":
+        return _seed(opts, event, decision or Decision())
+    if opts.event == "SessionStart":
+        return _after_compaction(opts, event)
+    if opts.event == "PostToolUse":
+        return _compact(opts, event)
+    return ""  # PreCompact: nothing to add before the client compacts
+
+
+def late_answer(opts: HookOptions, raw: bytes) -> str:
+    """The one-line note sent instead of a seed that took longer than the timeout; a
+    background refresh is started so the next prompt finds the index current."""
+    root = served_root(opts, _event(raw))
+    if root is None or not index_in_background(root):
+        return ""
+    return context_answer(
+        opts.client,
+        "UserPromptSubmit",
+        f"excerpt: no context seed for this prompt (preparing it took over {opts.timeout:g} s"
+        f" on {root.name}; its index is being refreshed for the next prompt).",
+    )
+
+
+def _event(raw: bytes) -> dict[str, Any]:
+    doc = json.loads(raw.decode("utf-8", "replace") or "{}")
+    if not isinstance(doc, dict):
+        raise ValueError("the hook input is not a JSON object")
+    return doc
+
+
+def served_root(opts: HookOptions, event: Mapping[str, Any]) -> Path | None:
+    """The repository this event is on, when it is one this hook serves: ``--repo`` when
+    the session's working directory lies inside it; without ``--repo``, the git work tree
+    around the working directory."""
+    cwd = event.get("cwd")
+    here = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
+    try:
+        where = resolve_root(here)
+        if opts.repo is not None:
+            root = resolve_root(opts.repo)
+            return root if where == root or where.is_relative_to(root) else None
+        top = git.work_tree_top(where)
+    except ExcerptError:
+        return None
+    return None if top is None else resolve_root(top)
+
+
+def _session(event: Mapping[str, Any]) -> str:
+    session = event.get("session_id") or event.get("sessionId") or ""
+    return str(session)
+
+
+def _seed(opts: HookOptions, event: Mapping[str, Any], decision: Decision) -> str:
+    prompt = event.get("prompt")
+    if not isinstance(prompt, str):
+        return ""
+    kind = classify_prompt(prompt[:MAX_PROMPT])
+    if not kind.task:
+        return ""
+    root = served_root(opts, event)
+    if root is None:
+        return ""
+    cache = cache_root()
+    if not (repo_cache_dir(root, cache) / DB_NAME).exists():
+        if not index_in_background(root):
+            return ""  # the cache cannot be used: nothing to promise
+        return context_answer(
+            opts.client,
+            "UserPromptSubmit",
+            f"excerpt: {root.name} is being indexed for the first time (in the background);"
+            " the next task prompt gets a context seed.",
+        )
+    from excerpt.hooks.seed import build_seed
+
+    with session_state(cache, opts.client, _session(event)) as state:
+        last = state.last(str(root))
+        if last is not None and same_task(kind.terms, frozenset(last.terms)):
+            return ""  # the task already seeded: its regions are in the context
+        limit = CONTEXT_LIMITS[opts.client]
+        seed = build_seed(
+            root, prompt[:MAX_PROMPT], held=state.handles(str(root)),
+            max_tokens=min(opts.seed_tokens, limit.tokens or opts.seed_tokens),
+            max_chars=limit.chars, shape=opts.seed_shape,  # type: ignore[arg-type]
+        )  # fmt: skip
+        if not seed.text:
+            log(f"UserPromptSubmit: no seed ({seed.why})")
+            return ""
+        if not decision.commit():
+            return ""  # too late: a note went instead
+        state.add(SeedRecord(root=str(root), terms=tuple(sorted(kind.terms)),
+                             handles=seed.handles))  # fmt: skip
+    return context_answer(opts.client, "UserPromptSubmit", seed.text)
+
+
+def _after_compaction(opts: HookOptions, event: Mapping[str, Any]) -> str:
+    """After the client compacted or resumed: the session's seeded handles still fresh."""
+    if event.get("source") not in ("compact", "resume"):
+        return ""
+    root = served_root(opts, event)
+    if root is None:
+        return ""
+    with session_state(cache_root(), opts.client, _session(event)) as state:
+        handles = state.handles(str(root))
+    if not handles:
+        return ""
+    from excerpt.pipeline import get_excerpts
+
+    recent = list(handles)[-_RESUME_HANDLES:]
+    fresh = [r.handle for r in get_excerpts(root, recent) if r.status == "fresh"]
+    if not fresh:
+        return ""
+    lines = [
+        "excerpt: regions served earlier in this session whose files are unchanged; re-read"
+        " them exactly with `context_retrieve` or `excerpt get HANDLE` instead of searching"
+        " again:",
+        *(f"- `{h}`" for h in fresh),
+    ]
+    return context_answer(opts.client, "SessionStart", "\n".join(lines) + "\n")
+
+
+def _compact(opts: HookOptions, event: Mapping[str, Any]) -> str:
+    if opts.client != "claude":
+        return ""  # Codex 0.171 has no hook output that replaces a tool's result
+    tool = event.get("tool_name")
+    if not isinstance(tool, str):
+        return ""
+    updated = compact_tool_output(tool, event.get("tool_input"), event.get("tool_response"),
+                                  min_bytes=opts.min_bytes)  # fmt: skip
+    if updated is None:
+        return ""
+    return replaced_output(tool, updated)

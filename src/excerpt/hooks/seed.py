@@ -1,0 +1,172 @@
+"""The seed: what the model receives with a task prompt, before its first turn.
+
+In: the served root, the prompt, the handles the session already holds, a token cap. Out: a
+``Seed``, the Markdown to inject and the handles it serves. Two shapes, chosen by how sure
+the ranking is of its first file:
+
+- ``pack``: a few regions of exact source (the pack's own rendering, each with its handle),
+  without the noise a full budget would add (confidence stops it short);
+- ``map``: no source, one line per region of the first files (line range, why, handle), a
+  few hundred tokens that point the model at where to read.
+
+Both stay within the cap in o200k tokens, counted on the text as sent. Handles the session
+holds are not served again while their file is unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET
+from excerpt.core.tokens import o200k_count
+from excerpt.deliver import fit_pack
+from excerpt.pack import PackRequest
+from excerpt.pack.build import plan_of, remember
+from excerpt.pack.handles import format_handle
+from excerpt.pack.prepare import MAX_HELD, Prepared
+from excerpt.pipeline import prepare
+from excerpt.render.text import escape_controls
+
+__all__ = ["DEFAULT_SEED_TOKENS", "SURE", "Seed", "Shape", "build_seed"]
+
+Shape = Literal["auto", "pack", "map"]
+DEFAULT_SEED_TOKENS = 2000
+# the first file's confidence from which a seed is source (a pack), below it a map
+SURE = 0.5
+MAP_FILES = 6  # files a map names
+MAP_REGIONS = 3  # regions named per file
+RETRIEVE = "`context_retrieve` (excerpt's MCP tool) or `excerpt get HANDLE`"
+_BYTES_PER_TOKEN = 4.0  # a first guess of the budget; the count on the text decides
+_FIT_ROUNDS = 4
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Seed:
+    """A seed to inject (``text``; empty when there is none) and what it serves."""
+
+    text: str
+    shape: Literal["pack", "map", "none"]
+    handles: tuple[str, ...]
+    tokens: int
+    confidence: float  # the first file's
+    why: str  # for the log
+
+
+def _none(why: str, confidence: float = 0.0) -> Seed:
+    return Seed(text="", shape="none", handles=(), tokens=0, confidence=confidence, why=why)
+
+
+def build_seed(
+    root: Path,
+    prompt: str,
+    *,
+    held: Sequence[str] = (),
+    max_tokens: int = DEFAULT_SEED_TOKENS,
+    max_chars: int | None = None,
+    shape: Shape = "auto",
+    cache_dir: Path | None = None,
+) -> Seed:
+    """The seed for ``prompt`` on ``root`` within ``max_tokens`` o200k tokens (and
+    ``max_chars`` characters, a client's own limit).
+
+    Raises:
+        ExcerptError: the repository or its index cannot be used (the hook injects nothing).
+    """
+    budget = min(MAX_BUDGET, max(MIN_BUDGET, math.floor(max_tokens * _BYTES_PER_TOKEN)))
+    request = PackRequest(
+        repo=root, task=prompt, budget=budget, fill=False, held=tuple(held)[-MAX_HELD:],
+        cache_dir=cache_dir,
+    )  # fmt: skip
+    prep = prepare(request)
+    if not prep.candidates:
+        return _none("no file matches the prompt")
+    confidence = prep.confidence.get(prep.candidates[0].path, 0.0)
+    chosen = shape if shape != "auto" else ("pack" if confidence >= SURE else "map")
+    fits = _Fits(tokens=max_tokens, chars=max_chars)
+    if chosen == "map":
+        return _map_seed(prep, frozenset(request.held), fits, confidence)
+    return _pack_seed(prep, request, fits, confidence)
+
+
+@dataclass(frozen=True, slots=True)
+class _Fits:
+    """A seed's limits: o200k tokens, and characters where the client counts them."""
+
+    tokens: int
+    chars: int | None
+
+    def over(self, text: str) -> float:
+        """How far over its limits ``text`` is (1.0 or less: it fits)."""
+        ratio = o200k_count(text) / self.tokens
+        if self.chars is not None:
+            ratio = max(ratio, len(text) / self.chars)
+        return ratio
+
+
+def _head(what: str) -> str:
+    return (
+        f"excerpt prepared this {what} for the prompt above (a hook, before your first turn;"
+        f" exact and hash-verified, re-read any range with {RETRIEVE})."
+    )
+
+
+def _pack_seed(prep: Prepared, request: PackRequest, fits: _Fits, confidence: float) -> Seed:
+    head = _head("context") + "\n"
+    budget = request.budget
+    for _ in range(_FIT_ROUNDS):
+        done = fit_pack(
+            prep, request.task, budget, retrieve=RETRIEVE, fill=False,
+            held=request.held_handles(),
+        )  # fmt: skip
+        if not done.pack.items:
+            return _none("nothing new to serve: the session holds every region", confidence)
+        text = head + done.text
+        over = fits.over(text)
+        if over <= 1.0:
+            remember(prep, done.pack)
+            handles = tuple(item.handle for item in done.pack.items)
+            return Seed(text=text, shape="pack", handles=handles, tokens=o200k_count(text),
+                        confidence=confidence, why="pack")  # fmt: skip
+        budget = math.floor(budget / over * 0.97)
+        if budget < MIN_BUDGET:
+            break
+    return _none(f"no pack fits {fits.tokens} tokens", confidence)
+
+
+def _map_seed(prep: Prepared, held: frozenset[str], fits: _Fits, confidence: float) -> Seed:
+    files: dict[str, list[str]] = {}
+    handles: list[str] = []
+    for entry in plan_of(prep).candidates:
+        if entry.path not in prep.files:
+            continue
+        rows = files.setdefault(entry.path, []) if len(files) < MAP_FILES else files.get(
+            entry.path
+        )  # fmt: skip
+        if rows is None or len(rows) >= MAP_REGIONS:
+            continue
+        content = prep.files[entry.path][0]
+        handle = format_handle(entry.path, entry.start_line, entry.end_line, content.sha256)
+        if handle in held:
+            continue
+        why = ", ".join(dict.fromkeys(r.signal for r in entry.reasons))
+        rows.append(f"  - L{entry.start_line}-{entry.end_line} ({entry.bytes:,} B; {why})"
+                    f" `{escape_controls(handle)}`")  # fmt: skip
+        handles.append(handle)
+    files = {path: rows for path, rows in files.items() if rows}
+    if not files:
+        return _none("nothing new to point at", confidence)
+    lines = [_head("map of where to read"), ""]
+    for n, (path, rows) in enumerate(files.items(), 1):
+        lines.append(f"{n}. `{escape_controls(path)}`")
+        lines.extend(rows)
+    text = "\n".join(lines) + "\n"
+    while fits.over(text) > 1.0 and len(lines) > 3:
+        lines.pop()
+        text = "\n".join(lines) + "\n"
+    kept = tuple(h for h in handles if escape_controls(h) in text)
+    return Seed(text=text, shape="map", handles=kept, tokens=o200k_count(text),
+                confidence=confidence, why="map")  # fmt: skip

@@ -63,6 +63,11 @@ def run(args: argparse.Namespace) -> int:
         serve(args.repo, tools=args.tools)
         return 0
     report = check_server(args.repo, tools=args.tools)
+    if report["ok"]:
+        from excerpt.hooks.check import hooks_serving
+        from excerpt.index.build import resolve_root
+
+        report["hooks"] = hooks_serving(resolve_root(args.repo))
     if args.json:
         sys.stdout.write(to_json(report))
         return 0 if report["ok"] else EnvironmentFault.exit_code
@@ -73,6 +78,24 @@ def run(args: argparse.Namespace) -> int:
             f" files ({', '.join(report['tools'])}); their definitions and instructions take"
             f" {report['definitions_bytes']:,} bytes.\n"
         )
+        sys.stdout.write(_hooks_text(report["hooks"]))
     if not report["ok"]:
         raise EnvironmentFault(report["problem"])
     return 0
+
+
+def _hooks_text(hooks: dict[str, Any]) -> str:
+    if not hooks:
+        return "hooks: none installed for this repository (excerpt setup claude|codex)\n"
+    lines = []
+    for client, found in hooks.items():
+        answered = ", ".join(found["answered"]) or "none"
+        line = f"hooks ({client}, {found['file']}): {answered} answered a probe"
+        if found.get("problems"):
+            line += "; " + "; ".join(f"{e}: {p}" for e, p in found["problems"].items())
+        if client == "codex":
+            trusted = {True: "trusted", False: "not trusted yet (codex, then /hooks)",
+                       None: "trust unknown (codex not found)"}[found.get("trusted")]  # fmt: skip
+            line += f"; {trusted}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"

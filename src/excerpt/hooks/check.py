@@ -11,7 +11,7 @@ from excerpt.hooks.install import Client, hooks_file, installed_hooks
 from excerpt.hooks.processes import probe
 from excerpt.hooks.trust import codex_trust
 
-__all__ = ["check_hooks"]
+__all__ = ["check_hooks", "hooks_serving"]
 
 
 def check_hooks(client: Client, repo: Path | None, scope: str, root: Path) -> dict[str, Any]:
@@ -32,3 +32,19 @@ def check_hooks(client: Client, repo: Path | None, scope: str, root: Path) -> di
         report["trusted"] = codex_trust(found, path)
     report["ok"] = bool(found) and not report["problems"]
     return report
+
+
+def hooks_serving(root: Path) -> dict[str, dict[str, Any]]:
+    """For each client with excerpt's hooks serving ``root`` (named by ``--repo``, or at
+    user or project scope), what ``check_hooks`` reports (``excerpt mcp --check``)."""
+    out: dict[str, dict[str, Any]] = {}
+    places: tuple[tuple[Client, str], ...] = (
+        ("claude", "user"), ("claude", "project"), ("codex", "user"),
+    )  # fmt: skip
+    for client, scope in places:
+        path = hooks_file(client, scope, root)
+        for repo in (root, None):
+            if client in out or not installed_hooks(client, repo, path):
+                continue
+            out[client] = {"scope": scope, **check_hooks(client, repo, scope, root)}
+    return out

@@ -115,5 +115,3 @@ def _drain() -> None:
     with contextlib.suppress(OSError, ValueError):
         while sys.stdin.buffer.read(1 << 20):
             pass
-
-

@@ -103,4 +103,3 @@ def log(line: str) -> None:
                 os.replace(path, path.with_name(path.name + ".1"))
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(text)
-

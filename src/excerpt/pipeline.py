@@ -43,6 +43,7 @@ from excerpt.pack.model import Pack, Plan
 from excerpt.pack.prepare import PackRequest, Prepared, WorkspaceFiles, prepare_ranked
 from excerpt.pack.retrieve import Retrieved, retrieve
 from excerpt.rank.task import analyze_task
+from excerpt.rank.weights import default_weights
 
 logger = logging.getLogger(__name__)
 
@@ -107,9 +108,13 @@ def _prepare(
         edges, graph = _graph_file(request)
         if progress is not None:
             progress(0, 0, "rank")
+        weights = None
+        if request.candidates is not None:
+            weights = dataclasses.replace(default_weights(), candidates=request.candidates)
         prepared = prepare_ranked(
             analyze_task(request.task), view, WorkspaceFiles(root),
             root=root, cache=cache, report=report, changed=changed, edges=edges, graph=graph,
+            weights=weights,
         )  # fmt: skip
         for path in prepared.suspect:  # definitions that do not match their file's bytes
             store.request_repair(path)

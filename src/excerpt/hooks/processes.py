@@ -14,18 +14,37 @@ from pathlib import Path
 from excerpt.core.settings import cache_root, repo_cache_dir
 from excerpt.hooks.options import log
 
-__all__ = ["PROBE", "alive", "index_in_background", "probe"]
+__all__ = ["PROBE", "alive", "index_in_background", "indexing_now", "probe"]
 
 PROBE = b'{"excerpt_probe": true}\n'
 PROBE_TIMEOUT_S = 30
 
 
+def _marker(root: Path) -> Path:
+    return repo_cache_dir(root, cache_root()) / "background-index.pid"
+
+
+def indexing_now(root: Path) -> bool:
+    """Whether a background index a hook started for ``root`` is still running."""
+    try:
+        pid = int(_marker(root).read_text(encoding="utf-8") or 0)
+    except (OSError, ValueError):
+        return False
+    if not alive(pid):
+        return False
+    try:  # a pid used again by another program is not our index (where /proc tells)
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return True
+    return b"excerpt" in command and b"index" in command
+
+
 def index_in_background(root: Path) -> bool:
     """Start ``excerpt index`` for ``root`` on its own, detached from the client's pipes;
     one at a time per repository. True when one is running now (started or found)."""
-    marker = repo_cache_dir(root, cache_root()) / "background-index.pid"
+    marker = _marker(root)
     try:
-        if marker.exists() and alive(int(marker.read_text(encoding="utf-8") or 0)):
+        if indexing_now(root):
             return True
         marker.parent.mkdir(parents=True, exist_ok=True)
         proc = subprocess.Popen(

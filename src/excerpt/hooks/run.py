@@ -20,7 +20,7 @@ from excerpt.errors import ExcerptError
 from excerpt.hooks.answer import CONTEXT_LIMITS, context_answer, replaced_output
 from excerpt.hooks.inflight import compact_tool_output
 from excerpt.hooks.options import Decision, HookOptions, log
-from excerpt.hooks.processes import index_in_background
+from excerpt.hooks.processes import index_in_background, indexing_now
 from excerpt.hooks.prompt import classify_prompt, same_task
 from excerpt.hooks.state import SeedRecord, session_state
 from excerpt.index.db import DB_NAME
@@ -98,14 +98,14 @@ def _seed(opts: HookOptions, event: Mapping[str, Any], decision: Decision) -> st
     if root is None:
         return ""
     cache = cache_root()
-    if not (repo_cache_dir(root, cache) / DB_NAME).exists():
+    if not (repo_cache_dir(root, cache) / DB_NAME).exists() or indexing_now(root):
         if not index_in_background(root):
             return ""  # the cache cannot be used: nothing to promise
         return context_answer(
             opts.client,
             "UserPromptSubmit",
-            f"excerpt: {root.name} is being indexed for the first time (in the background);"
-            " the next task prompt gets a context seed.",
+            f"excerpt: {root.name} is being indexed (in the background); a later task prompt"
+            " gets a context seed.",
         )
     from excerpt.hooks.seed import build_seed
 

@@ -41,6 +41,9 @@ MAP_FILES = 6  # files a map names
 MAP_REGIONS = 3  # regions named per file
 RETRIEVE = "`context_retrieve` (excerpt's MCP tool) or `excerpt get HANDLE`"
 _BYTES_PER_TOKEN = 4.0  # a first guess of the budget; the count on the text decides
+# files read for a seed: it never reaches past its first few, and reading fewer than a pack's
+# 80 answers sooner (Django, 12 tasks: 360 -> 246 ms a seed, 11 of 12 seeds the same)
+SEED_CANDIDATES = 30
 _FIT_ROUNDS = 4
 
 
@@ -79,7 +82,7 @@ def build_seed(
     budget = min(MAX_BUDGET, max(MIN_BUDGET, math.floor(max_tokens * _BYTES_PER_TOKEN)))
     request = PackRequest(
         repo=root, task=prompt, budget=budget, fill=False, held=tuple(held)[-MAX_HELD:],
-        cache_dir=cache_dir,
+        cache_dir=cache_dir, candidates=SEED_CANDIDATES,
     )  # fmt: skip
     prep = prepare(request)
     if not prep.candidates:

@@ -69,6 +69,9 @@ class PackRequest:
     # the report of a refresh the caller knows the index is still current after (a watcher
     # saw no change since it began): the pack reads the index as it is, without refreshing
     index: IndexReport | None = None
+    # files read for selection (None: the ranking's own number, ``Weights.candidates``); a
+    # small pack that is never filled past its first files reads fewer and answers sooner
+    candidates: int | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.budget <= MAX_BUDGET:
@@ -79,6 +82,8 @@ class PackRequest:
             raise UsageError(f"at most {MAX_HELD:,} held handles")
         for handle in self.held:
             parse_handle(handle)
+        if self.candidates is not None and self.candidates < 1:
+            raise UsageError("at least one candidate file must be read")
 
     def held_handles(self) -> tuple[Handle, ...]:
         return tuple(parse_handle(h) for h in self.held)

@@ -680,3 +680,41 @@ def test_a_malformed_savings_task_line_is_a_usage_error_naming_the_line(
     assert main(argv) == 2
     doc = _json_error(*capsys.readouterr())
     assert doc == {"error": f"{tasks}:2: {problem}", "code": "usage_error", "exit": 2}
+
+
+# -- hooks: a failure is never the client's ------------------------------------------------
+
+
+def _hook(
+    restricted: Restricted, perm_base: Path, cache: Path, event: str, payload: dict[str, Any]
+) -> subprocess.CompletedProcess[bytes]:
+    restricted.own(perm_base)
+    env = {**os.environ, "HOME": str(perm_base), "EXCERPT_CACHE_DIR": str(cache),
+           "PYTHONDONTWRITEBYTECODE": "1"}  # fmt: skip
+    return subprocess.run(
+        [*restricted.prefix, sys.executable, "-m", "excerpt", "hook", event],
+        input=json.dumps(payload).encode(), capture_output=True, env=env, cwd=perm_base,
+        timeout=120, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("what", ["repository", "cache"])
+def test_a_hook_on_an_unreadable_repository_or_cache_injects_nothing_and_exits_0(
+    restricted: Restricted, perm_base: Path, what: str
+) -> None:
+    repo = _repo(perm_base, use_git=False)
+    cache = perm_base / "cache"
+    cache.mkdir(mode=0o755)
+    task = {"session_id": "s", "cwd": str(repo), "prompt": "fix alpha and beta in a.py and b.py"}
+    restricted.own(perm_base)
+    (repo if what == "repository" else cache).chmod(0)
+    proc = _hook(restricted, perm_base, cache, "UserPromptSubmit", task)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    log = "ERROR worker failed\n" + "".join(f"INFO line {i} ok\n" for i in range(2000))
+    output = {"tool_name": "Bash", "tool_input": {"command": "./run"}, "cwd": str(repo),
+              "tool_response": {"stdout": log, "stderr": "", "interrupted": False}}  # fmt: skip
+    proc = _hook(restricted, perm_base, cache, "PostToolUse", output)
+    if what == "cache":  # nowhere to store the original: the output goes on as it was
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    else:  # the output is the tool's, not the repository's: it is compacted as usual
+        assert proc.returncode == 0 and b"excerpt compacted" in proc.stdout

@@ -386,7 +386,7 @@ def test_concurrent_sessions_on_one_repository_are_each_seeded(shop: Path) -> No
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-        )  # fmt: skip
+        )
         for _ in range(6)
     ]
     outs = [

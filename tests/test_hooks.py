@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,18 @@ def hook(
         input=data, capture_output=True, timeout=120, check=False,
         env={**os.environ, **(env or {})},
     )  # fmt: skip
+
+
+def seeded_eventually(repo: Path, session: str) -> str:
+    """The seed a task prompt gets once the background index a hook started has ended."""
+    seeded = ""
+    for _ in range(300):
+        seeded = context_of(hook("UserPromptSubmit", prompt(repo, TASK, session)),
+                            "UserPromptSubmit")  # fmt: skip
+        if "being indexed" not in seeded:
+            break
+        time.sleep(0.2)
+    return seeded
 
 
 def handles_in(text: str) -> set[str]:
@@ -202,24 +215,15 @@ def test_without_an_index_the_prompt_gets_a_note_and_the_index_is_built_for_the_
     repo = make_repo(FILES, name="fresh")
     text = context_of(hook("UserPromptSubmit", prompt(repo, TASK)), "UserPromptSubmit")
     assert "is being indexed" in text and "def " not in text
-    import time
-
-    for _ in range(300):  # the background index finishes; then the next prompt is seeded
-        seeded = context_of(hook("UserPromptSubmit", prompt(repo, TASK, "s9")),
-                            "UserPromptSubmit")  # fmt: skip
-        if "retry_delivery" in seeded:
-            break
-        time.sleep(0.2)
-    assert "def retry_delivery" in seeded
+    assert "def retry_delivery" in seeded_eventually(repo, "s9")
 
 
 def test_a_seed_over_the_timeout_is_a_one_line_note(shop: Path) -> None:
     text = context_of(hook("UserPromptSubmit", prompt(shop, TASK), "--timeout", "0"),
                       "UserPromptSubmit")  # fmt: skip
     assert text.count("\n") == 0 and "no context seed" in text
-    # nothing was recorded as sent: the next prompt of the task is seeded
-    assert "retry_delivery" in context_of(hook("UserPromptSubmit", prompt(shop, TASK)),
-                                          "UserPromptSubmit")  # fmt: skip
+    # nothing was recorded as sent: once the refresh started for it ends, the task is seeded
+    assert "def retry_delivery" in seeded_eventually(shop, "s1")
 
 
 def test_a_probe_is_answered_with_the_version(shop: Path) -> None:

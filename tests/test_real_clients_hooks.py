@@ -139,6 +139,8 @@ def test_a_task_prompt_is_seeded_once_and_a_follow_up_is_not(
     got = subprocess.run(_excerpt("get", "--repo", str(repo), "--json", *handles),
                          capture_output=True, text=True, check=False)  # fmt: skip
     assert got.returncode == 0, got.stderr
+    # what the user is told of the seed (Claude Code's systemMessage) never reaches the model
+    assert "sent with this prompt" not in json.dumps(run.requests)
     last = _user_text(client, requests[-1])
     assert FOLLOW_UP in last and _seeds_in(last) == 1  # the follow-up brought no second seed
     _assert_prefix_kept(client, requests)

@@ -88,7 +88,7 @@ def test_setup_claude_registers_a_connected_server_once(tmp_path: Path) -> None:
 
     printed = _setup("claude", "--repo", str(repo), "--print", env=env, cwd=repo)
     assert printed.returncode == 0, printed.stderr
-    assert "would: claude mcp add -s local excerpt -- " in printed.stdout
+    assert "would: claude mcp add -s local excerpt -e EXCERPT_CACHE_DIR=" in printed.stdout
     assert f"mcp --repo {repo}" in printed.stdout
     assert _home(env) == home  # --print wrote nothing
 
@@ -109,6 +109,17 @@ def test_setup_claude_registers_a_connected_server_once(tmp_path: Path) -> None:
         k: v[2] for k, v in configured.items() if k.endswith(".json")
     }  # the registration is where it was, unchanged
     assert tree_snapshot(repo) == tree  # nothing written in the repository
+    settings = Path(env["CLAUDE_CONFIG_DIR"]) / "settings.json"
+    hooks = json.loads(settings.read_text(encoding="utf-8"))["hooks"]
+    assert set(hooks) == {"UserPromptSubmit", "SessionStart", "PostToolUse"}
+    assert done["check"]["hooks"]["answered"] == sorted(hooks)
+
+    removed = _setup("claude", "--repo", str(repo), "--remove", env=env, cwd=repo)
+    assert removed.returncode == 0, removed.stderr
+    assert "hooks" not in json.loads(settings.read_text(encoding="utf-8"))
+    listed = _run(["claude", "mcp", "list"], env, repo)
+    assert not any(x.startswith("excerpt:") for x in listed.stdout.splitlines())
+    assert tree_snapshot(repo) == tree
 
 
 def test_setup_codex_merges_its_table_and_keeps_every_other_key(tmp_path: Path) -> None:
@@ -143,6 +154,20 @@ def test_setup_codex_merges_its_table_and_keeps_every_other_key(tmp_path: Path) 
     assert "nothing changed" in again.stdout
     assert config.read_text(encoding="utf-8") == text
     assert tree_snapshot(repo) == tree
+    hooks_json = Path(env["CODEX_HOME"]) / "hooks.json"
+    hooks = json.loads(hooks_json.read_text(encoding="utf-8"))["hooks"]
+    assert set(hooks) == {"UserPromptSubmit", "SessionStart"}  # no output replacement
+    assert f"--repo {repo}" in hooks["UserPromptSubmit"][0]["hooks"][0]["command"]
+    # Codex itself says the new hooks are not trusted yet, and setup tells how to trust them
+    assert "Trust all and continue" in again.stdout
+    checked = _run([sys.executable, "-m", "excerpt", "mcp", "--check", "--json", "--repo",
+                    str(repo)], env, repo)  # fmt: skip
+    assert json.loads(checked.stdout)["hooks"]["codex"]["trusted"] is False
+
+    removed = _setup("codex", "--repo", str(repo), "--remove", env=env, cwd=repo)
+    assert removed.returncode == 0, removed.stderr
+    assert config.read_text(encoding="utf-8") == CODEX_CONFIG
+    assert "hooks" not in json.loads(hooks_json.read_text(encoding="utf-8"))
 
 
 def test_setup_refuses_clearly_when_the_client_is_not_installed(tmp_path: Path) -> None:

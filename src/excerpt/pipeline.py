@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from excerpt.core import git
-from excerpt.core.settings import repo_cache_dir
+from excerpt.core.settings import INDEX_DB, repo_cache_dir
 from excerpt.errors import UsageError
 from excerpt.index.build import ProgressFn, index_repository, rebuild_index, resolve_root
 from excerpt.index.db import OPEN_ERRORS, is_corruption
@@ -156,7 +156,7 @@ def get_excerpts(
     root = resolve_root(repo)
     cache = repo_cache_dir(root, cache_dir)
     known: dict[str, tuple[str, int, str]] = {}
-    if (cache / "index.sqlite3").exists():
+    if (cache / INDEX_DB).exists():
         try:
             with IndexStore.open(cache) as store:
                 known = store.known_handles(handles)

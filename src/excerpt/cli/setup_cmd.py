@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     repo = resolve_root(Path(args.repo))
     scope: Scope = args.scope or ("local" if args.client == "claude" else "user")
-    hooked = None if scope == "user" else repo  # a user-scope hook serves every work tree
+    hooked = repo  # a hook serves the repository set up, at every scope
     path = hooks_file(args.client, scope, repo)
     if args.remove:
         done = unregister(args.client, repo, scope=scope, dry_run=args.print)
@@ -132,8 +132,12 @@ def _text(done: dict[str, Any], check: dict[str, Any] | None, client: str, hooks
     if hooks is not None:
         events = ", ".join(hooks["events"])
         if hooks["changed"]:
-            lines.append(f"{verb}: write excerpt's hooks ({events}) in {hooks['path']}"
-                         " (other keys and hooks kept; the previous file as .bak)")  # fmt: skip
+            kept = (
+                " (other keys and hooks kept; the previous file as .bak)"
+                if hooks["existed"]
+                else ""
+            )
+            lines.append(f"{verb}: write excerpt's hooks ({events}) in {hooks['path']}{kept}")
         else:
             lines.append(f"hooks: already in {hooks['path']} ({events}): nothing changed.")
         if hooks_json:
@@ -156,8 +160,9 @@ def _hooks_checked(check: dict[str, Any] | None, client: str) -> list[str]:
     lines = [f"hooks: {', '.join(hooks['answered']) or 'none'} answered a probe."]
     if client == "codex" and hooks.get("trusted") is not True:
         lines += [
-            "Codex runs a hook only once you have trusted it: start codex, type /hooks, and",
-            "trust the excerpt hooks listed there (excerpt never trusts them for you); then",
-            "`excerpt mcp --check` or this command again says whether they are trusted.",
+            "Codex runs a hook only once you have trusted it, and excerpt never does that for",
+            'you: start codex in the repository and choose "Trust all and continue" when it',
+            "lists the new hooks (or review them later in /hooks); `excerpt mcp --check` says",
+            "whether they are trusted.",
         ]
     return lines

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_BUDGET",
+    "INDEX_DB",
     "MAX_BUDGET",
     "MIN_BUDGET",
     "SETTING_KEYS",
@@ -86,6 +87,10 @@ def repo_cache_dir(root: Path, base: Path | None = None) -> Path:
     key = hashlib.sha256(os.fsencode(root)).hexdigest()[:20]
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in root.name)[:40] or "root"
     return top / "repos" / f"{name}-{key}"
+
+
+# the index's database file in a repository's cache directory (``repo_cache_dir``)
+INDEX_DB = "index.sqlite3"
 
 
 def refuse_cache_inside(root: Path, cache: Path) -> None:

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from excerpt.core.settings import repo_cache_dir
+from excerpt.core.settings import INDEX_DB, repo_cache_dir
 from excerpt.handoff.model import check_document
 from excerpt.handoff.state import repo_state
 from excerpt.index.build import resolve_root
@@ -66,7 +66,7 @@ def _evidence(root: Path, document: dict[str, Any], cache_dir: Path | None) -> l
     handles: list[str] = document["evidence"]
     known: dict[str, tuple[str, int, str]] = {}
     cache = repo_cache_dir(root, cache_dir)
-    if handles and (cache / "index.sqlite3").exists():
+    if handles and (cache / INDEX_DB).exists():
         with IndexStore.open(cache) as store:  # what packs handed out, for moved_to
             known = store.known_handles(handles)
     for handle, held in document["evidence_excerpts"].items():

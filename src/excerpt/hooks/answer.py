@@ -37,11 +37,17 @@ CONTEXT_LIMITS = {
 }
 
 
-def context_answer(client: str, event: str, text: str) -> str:
-    """``text`` added to the model's context at ``event`` (both clients' shape)."""
+def context_answer(client: str, event: str, text: str, notice: str = "") -> str:
+    """``text`` added to the model's context at ``event`` (both clients' shape); ``notice``
+    one line shown to the user in Claude Code (its ``systemMessage``: the model does not
+    receive it; Codex shows one as a warning, so it gets none)."""
     if not text:
         return ""
-    doc = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+    doc: dict[str, Any] = {
+        "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+    }
+    if notice and client == "claude":
+        doc["systemMessage"] = notice
     return json.dumps(doc, ensure_ascii=False) + "\n"
 
 

@@ -35,6 +35,12 @@ _CLAUDE_EVENTS: dict[str, tuple[str | None, int]] = {
     "SessionStart": ("compact|resume", 15),
     "PostToolUse": ("Bash|mcp__.*", 30),
 }
+# what the client shows while a hook runs (both clients' ``statusMessage``)
+_STATUS = {
+    "UserPromptSubmit": "excerpt: context for this prompt",
+    "SessionStart": "excerpt: handles still fresh",
+    "PostToolUse": "excerpt: compacting a large output",
+}
 # Codex 0.171 cannot replace a tool's output from a hook: the seed and the handles only
 _CODEX_EVENTS: dict[str, tuple[str | None, int]] = {
     "UserPromptSubmit": (None, 15),
@@ -53,7 +59,8 @@ class HookChange:
     after: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": str(self.path), "changed": self.changed, "events": list(self.events)}
+        return {"path": str(self.path), "changed": self.changed, "events": list(self.events),
+                "existed": bool(self.before)}  # fmt: skip
 
 
 def hooks_file(client: Client, scope: str, repo: Path) -> Path:
@@ -155,7 +162,8 @@ def install_hooks(
         groups = _without_ours(current, client, repo)
         if not remove and event in events:
             matcher, timeout = events[event]
-            hook = {"type": "command", "command": commands[event], "timeout": timeout}
+            hook = {"type": "command", "command": commands[event], "timeout": timeout,
+                    "statusMessage": _STATUS[event]}  # fmt: skip
             wanted = {**({"matcher": matcher} if matcher else {}), "hooks": [hook]}
             if wanted in current and len(current) == len(groups) + 1:
                 continue  # installed so already, where it stands

@@ -9,23 +9,27 @@ cache (the session's seeds, the compaction store, a background index). Errors pr
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from excerpt.core import git
-from excerpt.core.settings import cache_root, repo_cache_dir
-from excerpt.discover.walk import resolve_root
+from excerpt.core.settings import INDEX_DB, cache_root, repo_cache_dir
 from excerpt.errors import ExcerptError
 from excerpt.hooks.answer import CONTEXT_LIMITS, context_answer, replaced_output
-from excerpt.hooks.inflight import compact_tool_output
 from excerpt.hooks.options import Decision, HookOptions, log
 from excerpt.hooks.processes import index_in_background, indexing_now
 from excerpt.hooks.prompt import classify_prompt, same_task
 from excerpt.hooks.state import SeedRecord, session_state
-from excerpt.index.db import DB_NAME
+
+# (the library's heavier parts load inside the event that needs them: a seed from a running
+# server needs neither discovery nor the pipeline, a compaction needs only ``compact``)
+
+if TYPE_CHECKING:
+    from excerpt.hooks.seed import Seed
 
 __all__ = ["answer_event", "late_answer", "served_root"]
+
 
 MAX_PROMPT = 200_000  # characters of a prompt matched (the task's own limit)
 _RESUME_HANDLES = 40  # fresh handles listed after a compaction, the latest first
@@ -70,16 +74,30 @@ def served_root(opts: HookOptions, event: Mapping[str, Any]) -> Path | None:
     the session's working directory lies inside it; without ``--repo``, the git work tree
     around the working directory."""
     cwd = event.get("cwd")
-    here = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
+    here = _directory(cwd if isinstance(cwd, str) and cwd else ".")
+    if here is None:
+        return None
+    if opts.repo is not None:
+        root = _directory(opts.repo)
+        return root if root is not None and (here == root or here.is_relative_to(root)) else None
+    from excerpt.core import git
+
     try:
-        where = resolve_root(here)
-        if opts.repo is not None:
-            root = resolve_root(opts.repo)
-            return root if where == root or where.is_relative_to(root) else None
-        top = git.work_tree_top(where)
+        top = git.work_tree_top(here)
     except ExcerptError:
         return None
-    return None if top is None else resolve_root(top)
+    return None if top is None else _directory(str(top))
+
+
+def _directory(path: str) -> Path | None:
+    """``path`` resolved, when it is a directory this process can list."""
+    try:
+        resolved = Path(path).resolve(strict=True)
+    except (OSError, RuntimeError, ValueError):
+        return None
+    if not resolved.is_dir() or not os.access(resolved, os.R_OK | os.X_OK):
+        return None
+    return resolved
 
 
 def _session(event: Mapping[str, Any]) -> str:
@@ -98,7 +116,7 @@ def _seed(opts: HookOptions, event: Mapping[str, Any], decision: Decision) -> st
     if root is None:
         return ""
     cache = cache_root()
-    if not (repo_cache_dir(root, cache) / DB_NAME).exists() or indexing_now(root):
+    if not (repo_cache_dir(root, cache) / INDEX_DB).exists() or indexing_now(root):
         if not index_in_background(root):
             return ""  # the cache cannot be used: nothing to promise
         return context_answer(
@@ -107,18 +125,23 @@ def _seed(opts: HookOptions, event: Mapping[str, Any], decision: Decision) -> st
             f"excerpt: {root.name} is being indexed (in the background); a later task prompt"
             " gets a context seed.",
         )
-    from excerpt.hooks.seed import build_seed
-
     with session_state(cache, opts.client, _session(event)) as state:
         last = state.last(str(root))
         if last is not None and same_task(kind.terms, frozenset(last.terms)):
             return ""  # the task already seeded: its regions are in the context
+        from excerpt.hooks.seed import build_seed  # the library, now that there is work
+        from excerpt.hooks.warm import request_seed
+
         limit = CONTEXT_LIMITS[opts.client]
-        seed = build_seed(
-            root, prompt[:MAX_PROMPT], held=state.handles(str(root)),
-            max_tokens=min(opts.seed_tokens, limit.tokens or opts.seed_tokens),
-            max_chars=limit.chars, shape=opts.seed_shape,  # type: ignore[arg-type]
-        )  # fmt: skip
+        asked = {
+            "held": state.handles(str(root)),
+            "max_tokens": min(opts.seed_tokens, limit.tokens or opts.seed_tokens),
+            "max_chars": limit.chars, "shape": opts.seed_shape,
+        }  # fmt: skip
+        # a running server of the repository answers from its warm index; else built here
+        seed = request_seed(root, prompt[:MAX_PROMPT], timeout=opts.timeout, **asked)  # type: ignore[arg-type]
+        if seed is None:
+            seed = build_seed(root, prompt[:MAX_PROMPT], **asked)  # type: ignore[arg-type]
         if not seed.text:
             log(f"UserPromptSubmit: no seed ({seed.why})")
             return ""
@@ -126,7 +149,15 @@ def _seed(opts: HookOptions, event: Mapping[str, Any], decision: Decision) -> st
             return ""  # too late: a note went instead
         state.add(SeedRecord(root=str(root), terms=tuple(sorted(kind.terms)),
                              handles=seed.handles))  # fmt: skip
-    return context_answer(opts.client, "UserPromptSubmit", seed.text)
+    return context_answer(opts.client, "UserPromptSubmit", seed.text, _notice(seed))
+
+
+def _notice(seed: Seed) -> str:
+    """What the user is told the model received with the prompt, in one line."""
+    files = list(dict.fromkeys(h.split("#", 1)[0] for h in seed.handles))
+    named = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    what = "regions" if seed.shape == "pack" else "a map of where to read"
+    return f"excerpt: {what} of {named} sent with this prompt ({seed.tokens:,} tokens)"
 
 
 def _after_compaction(opts: HookOptions, event: Mapping[str, Any]) -> str:
@@ -161,6 +192,8 @@ def _compact(opts: HookOptions, event: Mapping[str, Any]) -> str:
     tool = event.get("tool_name")
     if not isinstance(tool, str):
         return ""
+    from excerpt.hooks.inflight import compact_tool_output
+
     updated = compact_tool_output(tool, event.get("tool_input"), event.get("tool_response"),
                                   min_bytes=opts.min_bytes)  # fmt: skip
     if updated is None:

@@ -24,6 +24,7 @@ from typing import Literal
 from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET
 from excerpt.core.tokens import o200k_count
 from excerpt.deliver import fit_pack
+from excerpt.index.build import IndexReport
 from excerpt.pack import PackRequest
 from excerpt.pack.build import plan_of, remember
 from excerpt.pack.handles import format_handle
@@ -72,9 +73,11 @@ def build_seed(
     max_chars: int | None = None,
     shape: Shape = "auto",
     cache_dir: Path | None = None,
+    index: IndexReport | None = None,
 ) -> Seed:
     """The seed for ``prompt`` on ``root`` within ``max_tokens`` o200k tokens (and
-    ``max_chars`` characters, a client's own limit).
+    ``max_chars`` characters, a client's own limit). ``index``: the report of a refresh
+    the caller knows is still current (a running server's), so the index is not refreshed.
 
     Raises:
         ExcerptError: the repository or its index cannot be used (the hook injects nothing).
@@ -82,7 +85,7 @@ def build_seed(
     budget = min(MAX_BUDGET, max(MIN_BUDGET, math.floor(max_tokens * _BYTES_PER_TOKEN)))
     request = PackRequest(
         repo=root, task=prompt, budget=budget, fill=False, held=tuple(held)[-MAX_HELD:],
-        cache_dir=cache_dir, candidates=SEED_CANDIDATES,
+        cache_dir=cache_dir, candidates=SEED_CANDIDATES, index=index,
     )  # fmt: skip
     prep = prepare(request)
     if not prep.candidates:

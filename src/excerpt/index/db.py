@@ -21,6 +21,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from excerpt.core.settings import INDEX_DB
 from excerpt.errors import CacheBusy, CacheFault
 from excerpt.index.checks import RowsCheck, terms_check
 from excerpt.index.migrations import APPLICATION_ID, MIGRATIONS
@@ -42,7 +43,7 @@ __all__ = [
     "writer_lock",
 ]
 
-DB_NAME = "index.sqlite3"
+DB_NAME = INDEX_DB  # in every repository cache directory
 
 
 class CorruptIndex(Exception):

@@ -120,8 +120,11 @@ def unregister(client: Client, repo: Path, *, scope: Scope = "local", dry_run: b
         return Registration(client="codex", scope="user", command=(), changed=False,
                             dry_run=dry_run, where=str(path), actions=())  # fmt: skip
     del servers[NAME]
+    after = tomlkit.dumps(document)
+    if before.endswith("\n"):  # the blank line that set the table apart goes with it
+        after = after.rstrip("\n") + "\n"
     if not dry_run:
-        _write_config(path, before, tomlkit.dumps(document))
+        _write_config(path, before, after)
     return Registration(
         client="codex",
         scope="user",
@@ -143,7 +146,10 @@ def _claude(command: tuple[str, ...], repo: Path, scope: Scope, dry_run: bool) -
             "Claude Code is not installed (no claude on PATH): install it with"
             " npm install -g @anthropic-ai/claude-code, or see what would be run with --print"
         )
-    add = ["claude", "mcp", "add", "-s", scope, NAME, "--", *command]
+    cache = os.environ.get("EXCERPT_CACHE_DIR")
+    # Claude Code starts a server with its own environment, which may lack the cache's
+    env = ["-e", f"EXCERPT_CACHE_DIR={Path(cache).absolute()}"] if cache else []
+    add = ["claude", "mcp", "add", "-s", scope, NAME, *env, "--", *command]
     where = {"local": "Claude's configuration for this project", "user": "Claude's user"
              " configuration", "project": f"{repo / '.mcp.json'}"}[scope]  # fmt: skip
     # (with ``dry_run`` claude is not run at all: any run of it writes its own configuration)

@@ -26,6 +26,7 @@ from excerpt.core.escape import escape_controls
 from excerpt.errors import ExcerptError
 from excerpt.index.build import resolve_root
 from excerpt.mcp.calls import Deadline
+from excerpt.mcp.seeds import SeedService
 from excerpt.mcp.session import ServedRepo
 from excerpt.mcp.tools import TOOLS
 from excerpt.mcp.wire import serve_stdio
@@ -96,11 +97,16 @@ def _strict(model: type[BaseModel]) -> type[BaseModel]:
 
 
 def build_server(
-    repo: str | Path, cache_dir: Path | None = None, tools: ToolSet = "core"
+    repo: str | Path,
+    cache_dir: Path | None = None,
+    tools: ToolSet = "core",
+    *,
+    seeds: bool = False,
 ) -> MCPServer[ServedRepo]:
     """The MCP server for one repository, listing the ``core`` tools (CORE_TOOLS) or
-    ``all`` of them. A repository that cannot be served still gives a server, whose every
-    tool call answers with the problem."""
+    ``all`` of them; with ``seeds``, it also answers the hooks' seed requests on the
+    repository's socket while it runs (``excerpt.mcp.seeds``). A repository that cannot be
+    served still gives a server, whose every tool call answers with the problem."""  # fmt: skip
     if tools not in TOOL_SETS:
         raise ValueError(f"tools must be one of {', '.join(TOOL_SETS)}, not {tools!r}")
     try:
@@ -119,7 +125,7 @@ def build_server(
         tools=listed,
         middleware=[Deadline(), gate],
         log_level="WARNING",
-        lifespan=_serving(served),
+        lifespan=_serving(served, seeds),
     )
 
 
@@ -183,16 +189,22 @@ def listed_definitions(tools: ToolSet = "core", repo: str | Path | None = None) 
 
 
 def _serving(
-    served: ServedRepo,
+    served: ServedRepo, seeds: bool
 ) -> Callable[[MCPServer[ServedRepo]], AbstractAsyncContextManager[ServedRepo]]:
-    """The server's lifespan: every session of it serves ``served`` (``Session``)."""
+    """The server's lifespan: every session of it serves ``served`` (``Session``), and with
+    ``seeds`` the hooks' seed requests too."""
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[ServedRepo]) -> AsyncIterator[ServedRepo]:
         served.watch()
+        service = SeedService(served) if seeds else None
+        if service is not None:
+            service.start()
         try:
             yield served
         finally:
+            if service is not None:
+                service.stop()
             served.unwatch()
 
     return lifespan
@@ -235,4 +247,4 @@ def serve(repo: str | Path, cache_dir: Path | None = None, tools: ToolSet = "cor
         resolve_root(repo)
     except ExcerptError as exc:  # a client shows a server's stderr in its logs
         log.error("cannot serve the repository (every tool call will say so): %s", exc.message)
-    serve_stdio(build_server(repo, cache_dir, tools))
+    serve_stdio(build_server(repo, cache_dir, tools, seeds=True))

@@ -141,7 +141,7 @@ class ServedRepo:
 
     def first_index(self) -> bool:
         try:
-            return not (repo_cache_dir(self.repo, self.cache_dir) / "index.sqlite3").exists()
+            return not (repo_cache_dir(self.repo, self.cache_dir) / DB_NAME).exists()
         except OSError:  # an unreadable cache directory: the call itself will say so
             return False
 

@@ -3,9 +3,34 @@
 In: the task text, an ``IndexView`` and optional changed paths and graph. Out: ranked file
 candidates with reasons and line anchors. Pure apart from the index queries: never reads a
 workspace file, never writes.
+
+Names load when first used: reading a task (``excerpt.rank.task``, what a hook does for every
+prompt) does not load the signals and the fusion.
 """
 
-from excerpt.rank.score import Anchor, Candidate, Reason, rank_files
-from excerpt.rank.task import Frame, Task, analyze_task
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from excerpt.rank.score import Anchor, Candidate, Reason, rank_files
+    from excerpt.rank.task import Frame, Task, analyze_task
 
 __all__ = ["Anchor", "Candidate", "Frame", "Reason", "Task", "analyze_task", "rank_files"]
+
+_WHERE = {
+    "Anchor": "excerpt.rank.score",
+    "Candidate": "excerpt.rank.score",
+    "Reason": "excerpt.rank.score",
+    "rank_files": "excerpt.rank.score",
+    "Frame": "excerpt.rank.task",
+    "Task": "excerpt.rank.task",
+    "analyze_task": "excerpt.rank.task",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'excerpt.rank' has no attribute {name!r}")
+    return getattr(importlib.import_module(_WHERE[name]), name)

@@ -12,6 +12,7 @@ stays hot). Locally the tests skip without the clients; under ``CI`` they fail.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -110,7 +111,7 @@ def _normal(value: Any) -> Any:
 def _assert_prefix_kept(client: Client, requests: list[dict[str, Any]]) -> None:
     """Provider-cache truth: every request starts with everything the previous one sent."""
     key = "messages" if client == "claude" else "input"
-    for before, after in zip(requests, requests[1:], strict=False):
+    for before, after in itertools.pairwise(requests):
         old, new = _normal(before[key]), _normal(after[key])
         assert new[: len(old)] == old, "a request changed what an earlier one sent"
 
@@ -177,8 +178,9 @@ def test_a_big_bash_output_reaches_claude_compacted_and_expands_back(
     assert len(result.encode()) < len(original) * 0.5
     ident = re.search(r"expand ([0-9a-f]{16})", result)
     assert ident is not None
+    env = {"EXCERPT_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"}
     back = subprocess.run(_excerpt("expand", ident.group(1)), capture_output=True, check=True,
-                          env={"EXCERPT_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"})  # fmt: skip
+                          env=env)  # fmt: skip
     # byte for byte what the model would have read: the output as Claude Code reports it to
     # its hooks (it drops a Bash output's final newline)
     assert back.stdout == original.rstrip(b"\n")

@@ -22,6 +22,12 @@ _NEXT = {
     "then, in Codex: ask for context on a task, e.g. \"use excerpt's context_pack for:"
     ' <the issue>"',
 }
+# with the hooks installed: the context comes with the task itself
+_NEXT_HOOKED = {
+    "claude": "claude               # then give it a task: the context arrives with your prompt",
+    "codex": "codex                # trust the hooks, then give it a task: the context arrives"
+    " with your prompt",
+}
 
 
 def register(sub: Any) -> None:
@@ -149,7 +155,7 @@ def _text(done: dict[str, Any], check: dict[str, Any] | None, client: str, hooks
             f" {check['index']['files_indexed']} indexed files."
         )
     if not done["dry_run"]:
-        lines += ["", "next:", _NEXT[client]]
+        lines += ["", "next:", (_NEXT_HOOKED if hooks is not None else _NEXT)[client]]
     return "\n".join(lines) + "\n"
 
 

@@ -41,6 +41,8 @@ ALLOWED = {
     "mcp": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
         "harness", "risk", "gate", "handoff", "compact",
+        # the server answers its hooks' seed requests from its warm index
+        "hooks",
     },
     "hooks": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",

@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["LABELS", "crash_point", "fsync_directory", "write_atomic"]
+__all__ = ["LABELS", "crash_point", "fsync_directory", "replace_config", "write_atomic"]
 
 ENV = "EXCERPT_TEST_CRASH_AT"
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -106,3 +106,21 @@ def _temp_beside(target: Path) -> tuple[Path, int]:
         except FileExistsError:
             continue
     raise FileExistsError(f"no free temporary name beside {target}")
+
+
+def replace_config(path: Path, before: str, after: str) -> None:
+    """A client's configuration file replaced by ``after`` whole or not at all (through a
+    symlink to its target), its previous text ``before`` kept in ``path.bak``.
+
+    Raises:
+        EnvironmentFault: the file or its backup cannot be written.
+    """
+    from excerpt.errors import EnvironmentFault
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if before:
+            write_atomic(path.with_name(path.name + ".bak"), before.encode("utf-8"))
+        write_atomic(path, after.encode("utf-8"))
+    except OSError as exc:
+        raise EnvironmentFault(f"cannot write {path}: {exc.strerror or exc}") from None

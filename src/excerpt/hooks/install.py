@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from excerpt.core.durable import write_atomic
+from excerpt.core.durable import replace_config
 from excerpt.errors import EnvironmentFault
 
 __all__ = ["HookChange", "hook_commands", "hooks_file", "install_hooks", "installed_hooks"]
@@ -178,13 +178,7 @@ def install_hooks(
     after = json.dumps(after_doc, indent=2, ensure_ascii=False) + "\n"
     changed = _normal(after_doc) != _normal(doc)
     if changed and not dry_run:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if before:
-                write_atomic(path.with_name(path.name + ".bak"), before.encode("utf-8"))
-            write_atomic(path, after.encode("utf-8"))
-        except OSError as exc:
-            raise EnvironmentFault(f"cannot write {path}: {exc.strerror or exc}") from None
+        replace_config(path, before, after)
     return HookChange(path=path, changed=changed, events=tuple(events), before=before,
                       after=after if changed else before)  # fmt: skip
 

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import tomlkit
 
-from excerpt.core.durable import write_atomic
+from excerpt.core.durable import replace_config
 from excerpt.errors import EnvironmentFault, UsageError
 
 __all__ = ["Registration", "Scope", "register", "server_command", "unregister"]
@@ -124,7 +124,7 @@ def unregister(client: Client, repo: Path, *, scope: Scope = "local", dry_run: b
     if before.endswith("\n"):  # the blank line that set the table apart goes with it
         after = after.rstrip("\n") + "\n"
     if not dry_run:
-        _write_config(path, before, after)
+        replace_config(path, before, after)
     return Registration(
         client="codex",
         scope="user",
@@ -232,7 +232,7 @@ def _codex(command: tuple[str, ...], dry_run: bool) -> Registration:
     actions = ([f"copy {path} to {path}.bak"] if before else []) + [f"write [mcp_servers.{NAME}]"
                f" in {path}"]  # fmt: skip
     if not dry_run:
-        _write_config(path, before, after)
+        replace_config(path, before, after)
     return Registration(client="codex", scope="user", command=command, changed=True,
                         dry_run=dry_run, where=str(path), actions=tuple(actions))  # fmt: skip
 
@@ -250,15 +250,3 @@ def _codex_document() -> tuple[Path, str, tomlkit.TOMLDocument]:
         return path, before, tomlkit.parse(before)
     except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as exc:
         raise EnvironmentFault(f"cannot read {path}: {exc}") from None
-
-
-def _write_config(path: Path, before: str, after: str) -> None:
-    """``after`` into ``path`` whole or not at all (through a symlink to its target), the
-    old text kept in ``path.bak``."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if before:
-            write_atomic(path.with_name(path.name + ".bak"), before.encode("utf-8"))
-        write_atomic(path, after.encode("utf-8"))
-    except OSError as exc:
-        raise EnvironmentFault(f"cannot write {path}: {exc.strerror or exc}") from None

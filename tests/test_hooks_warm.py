@@ -131,3 +131,16 @@ def test_a_bad_request_on_the_socket_gets_an_error_and_the_server_goes_on(
         answer = conn.recv(1 << 16)
     assert "error" in json.loads(answer)
     assert request_seed(shop, TASK, timeout=30, **ASK) is not None  # type: ignore[arg-type]
+
+
+def test_a_cache_too_deep_for_a_socket_path_puts_it_in_the_users_own_temporary_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    monkeypatch.setenv("EXCERPT_CACHE_DIR", str(deep))
+    path = socket_path(tmp_path)
+    assert path is not None and len(os.fsencode(path)) <= 100
+    assert path.parent == Path(f"/tmp/excerpt-{os.getuid()}")
+    assert stat.S_IMODE(os.lstat(path.parent).st_mode) == 0o700
+    monkeypatch.setenv("EXCERPT_CACHE_DIR", str(tmp_path / "c"))
+    assert socket_path(tmp_path) != path  # another cache, another server

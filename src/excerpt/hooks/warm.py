@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import socket
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,30 @@ _UNIX_PATH_MAX = 100  # sun_path holds 104 to 108 bytes, by system
 
 
 def socket_path(root: Path) -> Path | None:
-    """Where the server of ``root`` listens; None when the path would be too long."""
-    key = hashlib.sha256(os.fsencode(root)).hexdigest()[:24]
-    path = cache_root() / "sock" / key
-    return path if len(os.fsencode(path)) <= _UNIX_PATH_MAX else None
+    """Where the server of ``root`` (with this cache) listens: under the cache, or, when that
+    path is too long for a socket, in the user's own directory of the system's temporary one
+    (``/tmp/excerpt-<uid>``, as tmux does); None when neither can be used."""
+    base = cache_root()
+    key = hashlib.sha256(os.fsencode(root) + b"\0" + os.fsencode(base)).hexdigest()[:24]
+    path = base / "sock" / key
+    if len(os.fsencode(path)) <= _UNIX_PATH_MAX:
+        return path
+    private = _private_tmp()
+    return None if private is None else private / key
+
+
+def _private_tmp() -> Path | None:
+    """``/tmp/excerpt-<uid>``, made 0700 if missing; None unless it is a real directory of
+    this user's that no one else can enter."""
+    folder = Path("/tmp") / f"excerpt-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return None
+    return folder
 
 
 def request_seed(

@@ -3,6 +3,7 @@
 The fixture ``acme/bill`` is one commit of four files. The task names ``apply_late_fee`` (in
 ``billing/fees.py``, whose lines 6-7 are the gold changed lines), so the sessions are known in
 advance: which searches each client's script makes, which files it reads, and when it stops.
+The hook arms are checked with seeds written here (a pack, a map, none) and live on the CLI.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from excerpt.cli import main
 from excerpt.core.tokens import TokenCounter
 from excerpt.evals.agent_records import AgentRunRecord, load_records
 from excerpt.evals.session.arms import ARMS, run_sessions
-from excerpt.evals.session.excerpt_arm import PackAnswer, Region, RetrieveAnswer
+from excerpt.evals.session.excerpt_arm import PackAnswer, Region, RetrieveAnswer, SeedAnswer
+from excerpt.evals.session.hooks_arm import HOOK_SEED
 from excerpt.evals.session.ledger import Evidence
 from excerpt.evals.session.report import pair_problems, summarise
 from excerpt.evals.session.terms import search_plan
@@ -58,6 +60,9 @@ class NoPacks:
 
     def retrieve(self, profile: ClientProfile, handles: tuple[str, ...]) -> RetrieveAnswer:
         raise AssertionError("a baseline asked for a retrieval")
+
+    def seed(self, client: str, *, shape: str, max_tokens: int) -> SeedAnswer:
+        raise AssertionError("a baseline asked for a seed")
 
 
 class OnePack:
@@ -129,6 +134,124 @@ def test_excerpt_arm_pays_its_tool_definitions_every_turn() -> None:
     # the request that asked for the pack and the one that carried it, each with the list
     assert s.tokens_to_all_gold == TokenCounter()(OnePack.text) + 2 * 100
     assert s.overhead_tokens_per_turn == 100
+
+
+FEES_REGION = Region(handle="billing/fees.py#L1-L8@00", path="billing/fees.py",
+                     start_line=1, end_line=8)  # fmt: skip
+TEST_REGION = Region(handle="tests/test_fees.py#L4-L5@01", path="tests/test_fees.py",
+                     start_line=4, end_line=5)  # fmt: skip
+MAP_REGION = Region(handle="billing/fees.py#L4-L8@00", path="billing/fees.py",
+                    start_line=4, end_line=8)  # fmt: skip
+HEAD = "excerpt prepared this context\n```python\n"
+PACK_SEED = SeedAnswer(text=HEAD + FEES + "```\n", shape="pack", regions=(FEES_REGION,),
+                       confidence=0.9, why="pack")  # fmt: skip
+MISS_SEED = SeedAnswer(text=HEAD + "def test_fee():\n```\n", shape="pack",
+                       regions=(TEST_REGION,), confidence=0.6, why="pack")  # fmt: skip
+MAP_SEED = SeedAnswer(text=f"excerpt prepared this map\n1. `billing/fees.py`\n  - L4-8 "
+                      f"`{MAP_REGION.handle}`\n", shape="map", regions=(MAP_REGION,),
+                      confidence=0.3, why="map")  # fmt: skip
+NO_SEED = SeedAnswer(text="", shape="none", regions=(), confidence=0.0, why="not a task prompt")
+HOOK_ARMS = tuple(a.name for a in ARMS if a.hook is not None)
+
+
+class Seeded:
+    """The hook's seed written here; packs that serve nothing new; retrievals of the
+    seed's regions. Remembers what it was asked."""
+
+    def __init__(self, answer: SeedAnswer) -> None:
+        self.answer = answer
+        self.shapes: list[tuple[str, str, int]] = []
+        self.excluded: list[tuple[str, ...]] = []
+
+    def seed(self, client: str, *, shape: str, max_tokens: int) -> SeedAnswer:
+        self.shapes.append((client, shape, max_tokens))
+        return self.answer
+
+    def pack(self, profile: ClientProfile, *, fill: bool, exclude: tuple[str, ...]) -> PackAnswer:
+        self.excluded.append(exclude)
+        return PackAnswer(text="# Context pack: nothing new\n", served=(), offered=())
+
+    def retrieve(self, profile: ClientProfile, handles: tuple[str, ...]) -> RetrieveAnswer:
+        regions = tuple(r for r in self.answer.regions if r.handle in handles)
+        return RetrieveAnswer(text=f"## `{handles[0]}` (fresh)\n" + FEES, served=regions)
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_hook_arm_charges_its_seed_first_and_no_tool_definitions(client: str) -> None:
+    arm = f"{client}-hooks"
+    s = sessions(Seeded(PACK_SEED), (arm,), overhead=100)[arm]
+    assert [c.tool for c in s.calls] == [HOOK_SEED]  # the seed showed every gold line
+    assert s.tokens_to_first_gold == s.tokens_to_all_gold == TokenCounter()(PACK_SEED.text)
+    assert s.overhead_tokens_per_turn == 0
+    assert s.tool_calls == 0  # a hook's context is no tool call
+    assert s.seed is not None
+    assert s.seed["shape"] == "pack" and s.seed["gold_lines_in_regions"] == 2
+
+
+@pytest.mark.parametrize(
+    ("client", "read"),
+    [
+        ("claude", ("Read", {"file_path": "billing/fees.py", "offset": 4, "limit": 5})),
+        ("codex", ("exec_command", {"cmd": "sed -n '4,8p' billing/fees.py"})),
+    ],
+    ids=["claude-read", "codex-sed"],
+)
+def test_a_map_seed_has_its_regions_read_with_the_clients_own_tool(
+    client: str, read: tuple[str, dict[str, Any]]
+) -> None:
+    arm = f"{client}-hooks-map"
+    s = sessions(Seeded(MAP_SEED), (arm,), overhead=100)[arm]
+    assert s.calls[0].tool == HOOK_SEED and s.calls[0].new_gold_lines == 0  # no source
+    assert (s.calls[1].tool, s.calls[1].arguments) == read
+    assert len(s.calls) == 2 and s.reached_all
+    assert s.tokens_to_all_gold == s.calls[0].tokens + s.calls[1].tokens
+
+
+def test_a_seed_that_misses_has_its_files_read_first() -> None:
+    s = sessions(Seeded(MISS_SEED), ("claude-hooks",))["claude-hooks"]
+    assert s.calls[0].tool == HOOK_SEED
+    assert (s.calls[1].tool, s.calls[1].arguments) == ("Read", {"file_path": "tests/test_fees.py"})
+    assert s.reached_all
+
+
+def test_without_a_seed_a_hook_arm_is_its_baseline() -> None:
+    got = sessions(Seeded(NO_SEED), ("codex-baseline", "codex-hooks"))
+    base, hooked = got["codex-baseline"], got["codex-hooks"]
+    assert [(c.tool, c.arguments, c.tokens) for c in hooked.calls] == [
+        (c.tool, c.arguments, c.tokens) for c in base.calls
+    ]
+    assert hooked.tokens_to_all_gold == base.tokens_to_all_gold
+    assert hooked.seed is not None and hooked.seed["shape"] == "none"
+
+
+@pytest.mark.parametrize("arm", HOOK_ARMS)
+def test_each_hook_arm_asks_for_its_seed_shape_at_the_default_cap(arm: str) -> None:
+    packs = Seeded(NO_SEED)
+    sessions(packs, (arm,))
+    client, shape = arm.split("-")[0], arm.rsplit("-", 1)[1]
+    assert packs.shapes == [(client, shape if shape in ("pack", "map") else "auto", 2000)]
+
+
+def test_the_mcp_hook_arm_packs_around_what_the_seed_served() -> None:
+    packs = Seeded(MISS_SEED)
+    s = sessions(packs, ("claude-hooks-mcp",), overhead=100)["claude-hooks-mcp"]
+    seed, first = s.calls[0], s.calls[1]
+    assert seed.tool == HOOK_SEED
+    # the seed rides in the request that asks for the first call: one list of tools
+    assert seed.charged_after == 100 + seed.tokens
+    assert first.tool == "mcp__excerpt__context_pack"
+    assert first.arguments["exclude"] == [TEST_REGION.handle]
+    assert first.charged_after == seed.charged_after + first.tokens + 100
+    assert packs.excluded[0] == (TEST_REGION.handle,)
+    assert s.overhead_tokens_per_turn == 100
+
+
+def test_the_mcp_hook_arm_retrieves_a_maps_regions_before_it_packs() -> None:
+    packs = Seeded(MAP_SEED)
+    s = sessions(packs, ("codex-hooks-mcp",), overhead=100)["codex-hooks-mcp"]
+    assert [c.tool for c in s.calls] == [HOOK_SEED, "excerpt.context_retrieve"]
+    assert s.calls[1].arguments == {"handles": [MAP_REGION.handle]}
+    assert s.reached_all and packs.excluded == []
 
 
 def test_a_session_stops_at_the_cap() -> None:
@@ -229,8 +352,42 @@ def test_replay_equals_live(dataset: tuple[Path, Path], tmp_path: Path) -> None:
     assert report["arms"]["claude-excerpt"]["overhead_tokens_per_turn"] > 0
     assert report["arms"]["claude-baseline"]["overhead_tokens_per_turn"] == 0
     records = load_records(live / "sessions.jsonl")
-    assert len(records) == len(ARMS)
+    assert len(records) == len([a for a in ARMS if a.hook is None])  # no record for hook arms
     assert {r.record_class for r in records} == {"scripted"}
+
+
+def test_hook_arms_run_live_and_report_what_other_arms_do(
+    dataset: tuple[Path, Path], tmp_path: Path
+) -> None:
+    data, git_dir = dataset
+    spec = f"{REPO}={git_dir}"
+    old_arms = ",".join(a.name for a in ARMS if a.hook is None)
+    for out, arms in (("all", "all"), ("old", old_arms)):
+        code, _, err = run_cli("bench", "session", "--dataset", str(data), "--git-dir", spec,
+                               "--out", str(tmp_path / out), "--arms", arms)  # fmt: skip
+        assert code == 0, err
+    report = json.loads((tmp_path / "all" / "report.json").read_text(encoding="utf-8"))
+    markdown = (tmp_path / "all" / "report.md").read_text(encoding="utf-8")
+    baseline = report["arms"]["claude-baseline"]
+    for arm in HOOK_ARMS:
+        figures = report["arms"][arm]
+        assert set(baseline) <= set(figures) and figures["n"] == 1
+        assert arm in report["against_better_baseline"]
+        assert f"| {arm} |" in markdown
+        assert figures["seed"]["shape"]["none"] == 0  # the task reads as one
+    assert report["arms"]["claude-hooks"]["overhead_tokens_per_turn"] == 0
+    assert report["arms"]["claude-hooks-mcp"]["overhead_tokens_per_turn"] > 0
+    row = json.loads((tmp_path / "all" / "details.jsonl").read_text(encoding="utf-8"))
+    for arm in HOOK_ARMS:
+        session = row["sessions"][arm]
+        assert session["calls"][0]["tool"] == HOOK_SEED
+        assert session["tool_calls"] == len(session["calls"]) - 1
+    auto = row["sessions"]["codex-hooks"]
+    forced = row["sessions"][f"codex-hooks-{auto['seed']['shape']}"]
+    assert auto["calls"] == forced["calls"]  # auto is one of the two shapes
+    # the old arms: the same sessions whether the hook arms ran beside them or not
+    old = json.loads((tmp_path / "old" / "details.jsonl").read_text(encoding="utf-8"))
+    assert old["sessions"] == {k: v for k, v in row["sessions"].items() if k in old["sessions"]}
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 """``excerpt bench session``: what a session spends before the gold lines are in front of the
-model, with excerpt and with the clients' own tools alone."""
+model, with excerpt (its MCP server, its prompt hook, or both) and with the clients' own tools
+alone."""
 
 from __future__ import annotations
 
@@ -49,8 +50,14 @@ def register(actions: Any) -> None:
     )  # fmt: skip
     p.add_argument(
         "--arms", default="all",
-        help="the arms to run, comma-separated (claude-baseline, codex-baseline,"
-        " claude-excerpt, codex-excerpt, claude-excerpt-short, codex-excerpt-short)",
+        help="the arms to run, comma-separated: CLIENT-baseline, CLIENT-excerpt,"
+        " CLIENT-excerpt-short (the MCP server), CLIENT-hooks, CLIENT-hooks-pack,"
+        " CLIENT-hooks-map (the prompt hook's seed, its shape chosen or forced),"
+        " CLIENT-hooks-mcp (both), CLIENT claude or codex",
+    )  # fmt: skip
+    p.add_argument(
+        "--seed-tokens", type=int, default=2000, metavar="TOKENS",
+        help="the hook arms' cap on the seed, o200k tokens (the hook's --seed-tokens)",
     )  # fmt: skip
     p.add_argument(
         "--tools", choices=("core", "all"), default="core",
@@ -100,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.cap < 1:
         raise UsageError("--cap must be 1 or more")
+    if args.seed_tokens < 1:
+        raise UsageError("--seed-tokens must be 1 or more")
     if args.limit is not None and args.limit < 0:
         raise UsageError("--limit must be 0 or more")
     if args.record is not None and args.replay is not None:
@@ -117,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
     tasks = tasks[: args.limit] if args.limit is not None else tasks
     overhead = TokenCounter()(listed_definitions(args.tools))
     run_spec = SessionRun(cap=args.cap, overhead={"claude": overhead, "codex": overhead},
-                          arms=arms, record=args.record, replay=args.replay)  # fmt: skip
+                          arms=arms, record=args.record, replay=args.replay,
+                          seed_tokens=args.seed_tokens)  # fmt: skip
     bar = ProgressBar(sys.stderr, "tasks") if sys.stderr.isatty() and not args.json else None
     try:
         rows = run_session_bench(

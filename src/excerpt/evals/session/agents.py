@@ -10,6 +10,7 @@ follow one plan:
 Files rank by the searches they match, each weighing more the fewer files it matched (what
 the agent learns from the counts it is shown), tests, docs and non-source files a third
 unless the task is about them, and ``priority`` files (what an excerpt pack served) first.
+``first`` regions (what a hook's map names) are read before anything else, in order.
 The session ends when every gold line has been shown or at the cap (``Ledger``).
 """
 
@@ -203,6 +204,7 @@ class Explorer:
     plan: SearchPlan
     tools: Tools
     priority: tuple[str, ...] = ()
+    first: tuple[tuple[str, int, int], ...] = ()  # (path, start, end), read before the plan
     matched: dict[str, dict[Term, list[int]]] = field(default_factory=dict)
     counts: dict[Term, int] = field(default_factory=dict)
     read_ranges: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
@@ -210,6 +212,9 @@ class Explorer:
     def run(self) -> None:
         """Explore until the tools' ledger stops the session (``Stop`` propagates)."""
         corpus = self.tools.corpus
+        for where, start, end in self.first:
+            if where in corpus and start <= len(corpus.lines(where)):
+                self._read(where, start, end)
         for place in self.plan.places:
             path = corpus.resolve(place.path)
             if path is not None:
@@ -315,6 +320,11 @@ def _demoted(path: str) -> bool:
     return _SOURCE.search(name) is None
 
 
-def explore(plan: SearchPlan, tools: Tools, priority: Sequence[str] = ()) -> None:
+def explore(
+    plan: SearchPlan,
+    tools: Tools,
+    priority: Sequence[str] = (),
+    first: Sequence[tuple[str, int, int]] = (),
+) -> None:
     """Run the plan until the session stops (``Stop`` propagates to the caller)."""
-    Explorer(plan=plan, tools=tools, priority=tuple(priority)).run()
+    Explorer(plan=plan, tools=tools, priority=tuple(priority), first=tuple(first)).run()

@@ -2,20 +2,26 @@
 
 A baseline arm explores with its client's own tools alone; an excerpt arm starts from
 ``context_pack`` at its client's default budget (``excerpt_arm``), then goes on with the
-same tools, and pays the tool definitions excerpt adds to every model request.
+same tools, and pays the tool definitions excerpt adds to every model request. A hook arm
+starts from the prompt hook's seed (``hooks_arm``; shape ``auto`` unless its name forces
+``pack`` or ``map``) and pays no tool definitions: the MCP server is not registered, unless
+the arm is ``*-hooks-mcp``, which has both.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from excerpt.evals.session.agents import ClaudeTools, CodexTools, Tools, explore
-from excerpt.evals.session.excerpt_arm import Packs, run_excerpt_arm
+from excerpt.evals.session.excerpt_arm import Packs, SeedAnswer, run_excerpt_arm
+from excerpt.evals.session.hooks_arm import charge_seed, map_reads, seed_files, seed_summary
 from excerpt.evals.session.ledger import Evidence, Ledger, SessionResult, Stop
 from excerpt.evals.session.terms import search_plan
 from excerpt.evals.session.workspace import Corpus
+from excerpt.hooks.seed import DEFAULT_SEED_TOKENS, Shape
 from excerpt.mcp.clients import profile_for
 
 __all__ = ["ARMS", "Arm", "arm_named", "run_sessions"]
@@ -29,8 +35,9 @@ _TOOL_PREFIX = {"claude": "mcp__excerpt__", "codex": "excerpt."}
 class Arm:
     name: str
     client: ClientName
-    excerpt: bool
+    excerpt: bool  # the MCP server is registered: its tool definitions ride every request
     fill: bool = True
+    hook: Shape | None = None  # the prompt hook seeds the session, in this shape
 
 
 ARMS: tuple[Arm, ...] = (
@@ -40,6 +47,14 @@ ARMS: tuple[Arm, ...] = (
     Arm(name="codex-excerpt", client="codex", excerpt=True),
     Arm(name="claude-excerpt-short", client="claude", excerpt=True, fill=False),
     Arm(name="codex-excerpt-short", client="codex", excerpt=True, fill=False),
+    Arm(name="claude-hooks", client="claude", excerpt=False, hook="auto"),
+    Arm(name="codex-hooks", client="codex", excerpt=False, hook="auto"),
+    Arm(name="claude-hooks-pack", client="claude", excerpt=False, hook="pack"),
+    Arm(name="codex-hooks-pack", client="codex", excerpt=False, hook="pack"),
+    Arm(name="claude-hooks-map", client="claude", excerpt=False, hook="map"),
+    Arm(name="codex-hooks-map", client="codex", excerpt=False, hook="map"),
+    Arm(name="claude-hooks-mcp", client="claude", excerpt=True, hook="auto"),
+    Arm(name="codex-hooks-mcp", client="codex", excerpt=True, hook="auto"),
 )
 
 
@@ -60,9 +75,10 @@ def run_sessions(
     cap: int,
     overhead: Mapping[str, int],
     count: Callable[[str], int],
+    seed_tokens: int = DEFAULT_SEED_TOKENS,
 ) -> dict[str, SessionResult]:
     """Each arm's session of ``task``; ``overhead`` is the tokens excerpt's tool definitions
-    take in each client's model request."""
+    take in each client's model request, ``seed_tokens`` the hook's cap on its seed."""
     plan = search_plan(task)
     out: dict[str, SessionResult] = {}
     for arm in arms:
@@ -71,15 +87,26 @@ def run_sessions(
             overhead=overhead[arm.client] if arm.excerpt else 0,
         )  # fmt: skip
         tools: Tools = (ClaudeTools if arm.client == "claude" else CodexTools)(corpus, ledger)
+        seed: SeedAnswer | None = None
+        if arm.hook is not None:
+            seed = packs.seed(arm.client, shape=arm.hook, max_tokens=seed_tokens)
         try:
             priority: list[str] = []
+            first: list[tuple[str, int, int]] = []
+            if seed is not None:
+                charge_seed(seed, corpus, ledger)
+                priority = seed_files(seed)
+                first = [] if arm.excerpt else map_reads(seed)
             if arm.excerpt:
                 priority = run_excerpt_arm(
                     packs, profile_for(_PROFILE[arm.client]), corpus, ledger, task=task,
-                    fill=arm.fill, tool_prefix=_TOOL_PREFIX[arm.client],
+                    fill=arm.fill, tool_prefix=_TOOL_PREFIX[arm.client], seed=seed,
                 )  # fmt: skip
-            explore(plan, tools, priority)
+            explore(plan, tools, priority, first)
         except Stop:
             pass
-        out[arm.name] = ledger.result()
+        result = ledger.result()
+        if seed is not None:
+            result = dataclasses.replace(result, seed=seed_summary(seed, evidence, count))
+        out[arm.name] = result
     return out

@@ -4,7 +4,9 @@ in bytes and exact o200k tokens, which gold changed lines it showed, and when to
 A call is made only while the session's charged tokens are below the cap; its result then
 counts whole. An arm that carries tool definitions into every model turn (an MCP server's
 ``tools/list`` and instructions) is charged them once per model request: the request that
-asked for the first call and each request that carried a result.
+asked for the first call and each request that carried a result. A hook's context (the seed
+at the prompt) rides in a request already charged: it is charged its own tokens alone, and
+is not a tool call.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CallRecord", "Evidence", "Ledger", "SessionResult", "Shown", "Stop"]
+__all__ = ["HOOK_PREFIX", "CallRecord", "Evidence", "Ledger", "SessionResult", "Shown", "Stop"]
+
+HOOK_PREFIX = "hook:"  # a ``CallRecord.tool`` naming a hook's context, not a tool call
 
 # (path, 1-based line, bytes of the tool output that line took)
 Shown = Sequence[tuple[str, int, int]]
@@ -76,6 +80,12 @@ class SessionResult:
     tokens_to_all_gold: int | None
     gold_shown: int
     charged: int
+    seed: dict[str, Any] | None = None  # a hook arm's seed: its shape, tokens, regions
+
+    @property
+    def tool_calls(self) -> int:
+        """The model's tool calls (a hook's context is none)."""
+        return sum(1 for c in self.calls if not c.tool.startswith(HOOK_PREFIX))
 
     @property
     def reached_all(self) -> bool:
@@ -117,8 +127,11 @@ class Ledger:
     def seen(self, path: str, line: int) -> bool:
         return (path, line) in self.shown
 
-    def charge(self, tool: str, arguments: dict[str, Any], text: str, shown: Shown) -> None:
-        """One tool result in front of the model.
+    def charge(
+        self, tool: str, arguments: dict[str, Any], text: str, shown: Shown, *, turn: bool = True
+    ) -> None:
+        """One tool result in front of the model (``turn`` False: context added to the
+        request already charged, which pays no tool definitions again).
 
         Raises:
             Stop: the session is over (before the call when it already was, or after it).
@@ -126,7 +139,7 @@ class Ledger:
         if self.done:
             raise Stop
         tokens = self.count(text)
-        self.charged += tokens + self.overhead
+        self.charged += tokens + (self.overhead if turn else 0)
         gold_files = self.evidence.files
         gold_bytes = sum(b for p, _, b in shown if p in gold_files)
         before = len(self.shown & self.evidence.lines)

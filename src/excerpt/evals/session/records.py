@@ -1,6 +1,8 @@
 """A session benchmark's rows as ``eval agent-runs`` records (``record_class: scripted``),
 so the report that reads real runs reads these too. One record per task and arm; a task's
-sessions of one client form a pair (its baseline, excerpt and excerpt-stop-short arms)."""
+sessions of one client form a pair (its baseline, excerpt and excerpt-stop-short arms). The
+hook arms have no record: the record's ``arm`` names no hook arm, and a pair takes one
+``excerpt`` arm (``report.json`` has their figures)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ def session_records(rows: Sequence[dict[str, Any]]) -> Iterator[AgentRunRecord]:
             if s["evidence"] == 0:
                 continue
             arm = arm_named(name)
+            if arm.hook is not None:
+                continue
             kind = (
                 "baseline" if not arm.excerpt else "excerpt" if arm.fill else "excerpt-stop-short"
             )

@@ -6,6 +6,8 @@ A pair is one task's sessions, one per arm. Its arms must share the task, the tr
 tokenizer, the cap and the evidence denominator; a pair that breaks one, or whose tree holds
 no gold changed line, is excluded and listed with its reason, never averaged. A session that
 never showed the lines counts as everything it could spend (its charge, at least the cap).
+A hook arm's figures also say what its seeds were: their shapes, sizes, and how often their
+regions held gold changed lines.
 """
 
 from __future__ import annotations
@@ -60,8 +62,27 @@ def _figure(values: Sequence[float]) -> dict[str, Any]:
     }
 
 
+def _seeds(sessions: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A hook arm's seeds: shares by shape, median tokens of those sent, and the shares
+    whose regions held some and every gold changed line."""
+    n = len(sessions)
+    sent = [s["seed"]["tokens"] for s in sessions if s["seed"]["shape"] != "none"]
+    held = [s["seed"]["gold_lines_in_regions"] for s in sessions]
+    return {
+        "shape": {k: round(sum(s["seed"]["shape"] == k for s in sessions) / n, 4)
+                  for k in ("pack", "map", "none")},
+        "tokens": {"median": statistics.median(sent) if sent else None},
+        "some_gold_in_regions_share": round(sum(g > 0 for g in held) / n, 4),
+        "all_gold_in_regions_share": round(
+            sum(g >= s["evidence"] for g, s in zip(held, sessions, strict=True)) / n, 4
+        ),
+    }  # fmt: skip
+
+
 def _arm_summary(sessions: Sequence[dict[str, Any]]) -> dict[str, Any]:
     n = len(sessions)
+    seeded = [s for s in sessions if "seed" in s]
+    seeds = {"seed": _seeds(seeded)} if seeded else {}
     return {
         "n": n,
         "tokens_to_first_gold": _figure([s["tokens_to_first_gold_censored"] for s in sessions]),
@@ -75,6 +96,7 @@ def _arm_summary(sessions: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "reached_all_share": round(sum(s["reached_all"] for s in sessions) / n, 4) if n else None,
         "overhead_tokens_per_turn": max((s["overhead_tokens_per_turn"] for s in sessions),
                                         default=0),
+        **seeds,
     }  # fmt: skip
 
 
@@ -167,6 +189,32 @@ def _k(value: float | None) -> str:
     return "-" if value is None else f"{value / 1000:.1f}k"
 
 
+def _seed_table(arms: dict[str, Any]) -> list[str]:
+    seeded = {a: m["seed"] for a, m in arms.items() if m["n"] and "seed" in m}
+    if not seeded:
+        return []
+    lines = [
+        "",
+        "| hook arm | seeds: pack / map / none | seed tokens (median) |"
+        " regions hold some gold | regions hold all gold |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for arm, seed in seeded.items():
+        shares = " / ".join(f"{seed['shape'][k] * 100:.0f}%" for k in ("pack", "map", "none"))
+        tokens = seed["tokens"]["median"]
+        lines.append(
+            f"| {arm} | {shares} | {'-' if tokens is None else f'{tokens:,.0f}'}"
+            f" | {seed['some_gold_in_regions_share'] * 100:.0f}%"
+            f" | {seed['all_gold_in_regions_share'] * 100:.0f}% |"
+        )
+    lines += [
+        "",
+        "A hook arm's seed is charged first, in the request the prompt opens (no tool call,"
+        " no tool definitions again); a map's regions hold gold it points at, not shows.",
+    ]
+    return lines
+
+
 def render_report(report: dict[str, Any]) -> str:
     lines = [
         f"# Session benchmark ({report['n']} tasks, cap {report['cap']:,} o200k tokens)",
@@ -194,6 +242,7 @@ def render_report(report: dict[str, Any]) -> str:
         "Tool definitions a turn: the tokens excerpt's MCP tool list and instructions"
         " add to every model request of an excerpt arm, charged in every figure above.",
     ]
+    lines += _seed_table(report["arms"])
     for title, key in (("repository", "per_repo"), ("language", "per_language")):
         lines += [
             "",

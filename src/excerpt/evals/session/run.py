@@ -2,11 +2,11 @@
 localize`` does it, then one session per arm (``arms.run_sessions``).
 
 ``--record DIR`` keeps what the sessions read: every searchable file's bytes, once by
-content (``DIR/blobs/``), each task's file list, and every pack and retrieval the excerpt
-arms were answered (``DIR/tasks/<id>.json.gz``). ``--replay DIR`` runs the sessions from
-that alone, with no git directory, tree or index: the same rows, in seconds, for any change
-to the agents, the accounting or the report. A changed pack is a live run's work (or
-``bench localize --replay``'s).
+content (``DIR/blobs/``), each task's file list, and every pack, retrieval and seed the
+excerpt and hook arms were answered (``DIR/tasks/<id>.json.gz``). ``--replay DIR`` runs the
+sessions from that alone, with no git directory, tree or index: the same rows, in seconds,
+for any change to the agents, the accounting or the report. A changed pack is a live run's
+work (or ``bench localize --replay``'s).
 """
 
 from __future__ import annotations
@@ -27,9 +27,16 @@ from excerpt.errors import UsageError
 from excerpt.evals import bench
 from excerpt.evals.fanout import Group, batches, group_tasks
 from excerpt.evals.session.arms import ARMS, Arm, run_sessions
-from excerpt.evals.session.excerpt_arm import LivePacks, PackAnswer, Packs, RetrieveAnswer
-from excerpt.evals.session.ledger import Evidence
+from excerpt.evals.session.excerpt_arm import (
+    LivePacks,
+    PackAnswer,
+    Packs,
+    RetrieveAnswer,
+    SeedAnswer,
+)
+from excerpt.evals.session.ledger import Evidence, SessionResult
 from excerpt.evals.session.workspace import Corpus
+from excerpt.hooks.seed import DEFAULT_SEED_TOKENS, Shape
 from excerpt.index.build import index_repository, resolve_root
 from excerpt.index.lang import language_of
 from excerpt.mcp.clients import ClientProfile
@@ -42,16 +49,19 @@ TOKENIZER = "o200k"
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionRun:
     """What every task of a run shares. ``overhead``: tokens of excerpt's tool definitions
-    in each client's model request."""
+    in each client's model request; ``seed_tokens``: the hook's cap on its seed."""
 
     cap: int
     overhead: dict[str, int]
     arms: tuple[Arm, ...] = ARMS
+    seed_tokens: int = DEFAULT_SEED_TOKENS
     record: Path | None = None
     replay: Path | None = None
 
 
-def _key(kind: str, profile: ClientProfile, **args: Any) -> str:
+def _key(kind: str, profile: ClientProfile | None, **args: Any) -> str:
+    if profile is None:  # an answer no client shapes (the hook's seed)
+        return json.dumps([kind, args], sort_keys=True)
     return json.dumps([kind, profile.label, profile.default_budget, profile.framing, args],
                       sort_keys=True)  # fmt: skip
 
@@ -72,6 +82,13 @@ class _RecordingPacks:
         if key not in self.answers:
             self.answers[key] = self.inner.retrieve(profile, handles).to_dict()
         return RetrieveAnswer.from_dict(self.answers[key])
+
+    def seed(self, client: str, *, shape: Shape, max_tokens: int) -> SeedAnswer:
+        key = _key("seed", None, client=client, shape=shape, max_tokens=max_tokens)
+        if key not in self.answers:
+            answer = self.inner.seed(client, shape=shape, max_tokens=max_tokens)
+            self.answers[key] = answer.to_dict()
+        return SeedAnswer.from_dict(self.answers[key])
 
 
 @dataclass(slots=True)
@@ -97,6 +114,11 @@ class _ReplayPacks:
             self._answer(_key("retrieve", profile, handles=list(handles)))
         )
 
+    def seed(self, client: str, *, shape: Shape, max_tokens: int) -> SeedAnswer:
+        return SeedAnswer.from_dict(
+            self._answer(_key("seed", None, client=client, shape=shape, max_tokens=max_tokens))
+        )
+
 
 def _language(paths: Sequence[str]) -> str:
     """The task's language: the most common of its gold files' (ties by name)."""
@@ -113,7 +135,7 @@ def _row(
     evidence = Evidence.of(task.gold_changed_lines, corpus.paths)
     sessions = run_sessions(
         task.problem_statement, corpus, evidence, packs, arms=run.arms, cap=run.cap,
-        overhead=run.overhead, count=count,
+        overhead=run.overhead, count=count, seed_tokens=run.seed_tokens,
     )  # fmt: skip
     return {
         "instance_id": task.instance_id,
@@ -129,7 +151,8 @@ def _row(
     }  # fmt: skip
 
 
-def _session_dict(s: Any) -> dict[str, Any]:
+def _session_dict(s: SessionResult) -> dict[str, Any]:
+    seed = {} if s.seed is None else {"seed": s.seed}
     return {
         "tokens_to_first_gold": s.tokens_to_first_gold,
         "tokens_to_all_gold": s.tokens_to_all_gold,
@@ -139,10 +162,11 @@ def _session_dict(s: Any) -> dict[str, Any]:
         "gold_shown": s.gold_shown,
         "recall_at_cap": round(s.recall, 6),
         "irrelevant_bytes": s.irrelevant_bytes,
-        "tool_calls": len(s.calls),
+        "tool_calls": s.tool_calls,
         "charged": s.charged,
         "overhead_tokens_per_turn": s.overhead_tokens_per_turn,
         "calls": [c.to_dict() for c in s.calls],
+        **seed,
     }
 
 

@@ -399,3 +399,18 @@ def test_concurrent_sessions_on_one_repository_are_each_seeded(shop: Path) -> No
     ]
     assert all(p.returncode == 0 for p in procs)
     assert all(b"def retry_delivery" in out for out, _ in outs)
+
+
+def test_a_maps_regions_are_never_named_again_but_their_source_may_still_be_served(
+    shop: Path,
+) -> None:
+    first = context_of(hook("UserPromptSubmit", prompt(shop, TASK), "--seed-shape", "map"),
+                       "UserPromptSubmit")  # fmt: skip
+    other = "the refund webhook send posts the event body through the transport"
+    again = context_of(hook("UserPromptSubmit", prompt(shop, other), "--seed-shape", "map"),
+                       "UserPromptSubmit")  # fmt: skip
+    assert handles_in(first) and not (handles_in(first) & handles_in(again))
+    third = "WebhookGaveUp is raised by retry_delivery when every attempt to send fails"
+    served = context_of(hook("UserPromptSubmit", prompt(shop, third), "--seed-shape", "pack"),
+                        "UserPromptSubmit")  # fmt: skip
+    assert "raise WebhookGaveUp(event)" in served  # a map named it; its source was not sent

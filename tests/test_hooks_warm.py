@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from excerpt.hooks.seed import build_seed
+from excerpt.hooks.seed import SeedAsk, build_seed
 from excerpt.hooks.warm import request_seed, socket_path
 from test_hooks import FILES, TASK, context_of, hook, prompt
 
-ASK = {"held": (), "max_tokens": 2000, "max_chars": None, "shape": "auto"}
+ASK = SeedAsk()
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def server(shop: Path) -> Iterator[subprocess.Popen[bytes]]:
 def test_a_running_server_answers_the_seed_a_hook_would_build(
     shop: Path, server: subprocess.Popen[bytes]
 ) -> None:
-    warm = request_seed(shop, TASK, timeout=30, **ASK)  # type: ignore[arg-type]
+    warm = request_seed(shop, TASK, ASK, timeout=30)
     assert warm is not None and "from the running server" in warm.why
     here = build_seed(shop, TASK)
     assert (warm.text, warm.handles, warm.tokens) == (here.text, here.handles, here.tokens)
@@ -103,13 +103,13 @@ def test_a_stale_socket_is_passed_over_by_the_hook_and_taken_by_the_next_server(
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(path))
     dead.close()  # a socket file nobody listens on: a server killed with SIGKILL leaves one
-    assert request_seed(shop, TASK, timeout=5, **ASK) is None  # type: ignore[arg-type]
+    assert request_seed(shop, TASK, ASK, timeout=5) is None
     text = context_of(hook("UserPromptSubmit", prompt(shop, TASK, "w2")), "UserPromptSubmit")
     assert "def retry_delivery" in text  # built by the hook itself
     proc = _server(shop)
     try:
         assert _listening(path)
-        assert request_seed(shop, TASK, timeout=30, **ASK) is not None  # type: ignore[arg-type]
+        assert request_seed(shop, TASK, ASK, timeout=30) is not None
     finally:
         assert proc.stdin is not None
         proc.stdin.close()
@@ -130,7 +130,7 @@ def test_a_bad_request_on_the_socket_gets_an_error_and_the_server_goes_on(
         conn.shutdown(socket.SHUT_WR)
         answer = conn.recv(1 << 16)
     assert "error" in json.loads(answer)
-    assert request_seed(shop, TASK, timeout=30, **ASK) is not None  # type: ignore[arg-type]
+    assert request_seed(shop, TASK, ASK, timeout=30) is not None
 
 
 def test_a_cache_too_deep_for_a_socket_path_puts_it_in_the_users_own_temporary_directory(

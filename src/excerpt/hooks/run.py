@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from excerpt.core.settings import INDEX_DB, cache_root, repo_cache_dir
 from excerpt.errors import ExcerptError
@@ -26,7 +26,7 @@ from excerpt.hooks.state import SeedRecord, session_state
 # server needs neither discovery nor the pipeline, a compaction needs only ``compact``)
 
 if TYPE_CHECKING:
-    from excerpt.hooks.seed import Seed
+    from excerpt.hooks.seed import Seed, Shape
 
 __all__ = ["answer_event", "late_answer", "served_root"]
 
@@ -129,26 +129,28 @@ def _seed(opts: HookOptions, event: Mapping[str, Any], decision: Decision) -> st
         last = state.last(str(root))
         if last is not None and same_task(kind.terms, frozenset(last.terms)):
             return ""  # the task already seeded: its regions are in the context
-        from excerpt.hooks.seed import build_seed  # the library, now that there is work
+        from excerpt.hooks.seed import SeedAsk, build_seed  # the library: there is work
         from excerpt.hooks.warm import request_seed
 
         limit = CONTEXT_LIMITS[opts.client]
-        asked = {
-            "held": state.handles(str(root)),
-            "max_tokens": min(opts.seed_tokens, limit.tokens or opts.seed_tokens),
-            "max_chars": limit.chars, "shape": opts.seed_shape,
-        }  # fmt: skip
+        ask = SeedAsk(
+            held=state.handles(str(root), shapes=("pack",)),
+            pointed=state.handles(str(root), shapes=("map",)),
+            max_tokens=min(opts.seed_tokens, limit.tokens or opts.seed_tokens),
+            max_chars=limit.chars,
+            shape=cast("Shape", opts.seed_shape),
+        )
         # a running server of the repository answers from its warm index; else built here
-        seed = request_seed(root, prompt[:MAX_PROMPT], timeout=opts.timeout, **asked)  # type: ignore[arg-type]
+        seed = request_seed(root, prompt[:MAX_PROMPT], ask, timeout=opts.timeout)
         if seed is None:
-            seed = build_seed(root, prompt[:MAX_PROMPT], **asked)  # type: ignore[arg-type]
+            seed = build_seed(root, prompt[:MAX_PROMPT], **ask.to_kwargs())
         if not seed.text:
             log(f"UserPromptSubmit: no seed ({seed.why})")
             return ""
         if not decision.commit():
             return ""  # too late: a note went instead
         state.add(SeedRecord(root=str(root), terms=tuple(sorted(kind.terms)),
-                             handles=seed.handles))  # fmt: skip
+                             handles=seed.handles, shape=seed.shape))  # fmt: skip
     return context_answer(opts.client, "UserPromptSubmit", seed.text, _notice(seed))
 
 

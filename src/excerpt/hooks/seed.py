@@ -16,10 +16,10 @@ holds are not served again while their file is unchanged.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET
 from excerpt.core.tokens import o200k_count
@@ -32,7 +32,7 @@ from excerpt.pack.prepare import MAX_HELD, Prepared
 from excerpt.pipeline import prepare
 from excerpt.render.text import escape_controls
 
-__all__ = ["DEFAULT_SEED_TOKENS", "SURE", "Seed", "Shape", "build_seed"]
+__all__ = ["DEFAULT_SEED_TOKENS", "SURE", "Seed", "SeedAsk", "Shape", "build_seed"]
 
 Shape = Literal["auto", "pack", "map"]
 DEFAULT_SEED_TOKENS = 2000
@@ -65,6 +65,40 @@ class Seed:
     why: str  # for the log
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SeedAsk:
+    """What a seed is asked with besides the root and the prompt (``build_seed``'s
+    keywords), as a hook sends it to a running server."""
+
+    held: tuple[str, ...] = ()
+    pointed: tuple[str, ...] = ()
+    max_tokens: int = DEFAULT_SEED_TOKENS
+    max_chars: int | None = None
+    shape: Shape = "auto"
+
+    def to_kwargs(self) -> dict[str, Any]:
+        return {"held": self.held, "pointed": self.pointed, "max_tokens": self.max_tokens,
+                "max_chars": self.max_chars, "shape": self.shape}  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.to_kwargs(), "held": list(self.held), "pointed": list(self.pointed)}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> SeedAsk:
+        """Raises: ValueError, KeyError, TypeError on a malformed request."""
+        shape = doc["shape"]
+        if shape not in ("auto", "pack", "map"):
+            raise ValueError(f"unknown seed shape {shape!r}")
+        chars = doc["max_chars"]
+        return cls(
+            held=tuple(str(h) for h in doc["held"]),
+            pointed=tuple(str(h) for h in doc["pointed"]),
+            max_tokens=int(doc["max_tokens"]),
+            max_chars=None if chars is None else int(chars),
+            shape=shape,
+        )
+
+
 def _none(why: str, confidence: float = 0.0) -> Seed:
     return Seed(text="", shape="none", handles=(), tokens=0, confidence=confidence, why=why)
 
@@ -74,6 +108,7 @@ def build_seed(
     prompt: str,
     *,
     held: Sequence[str] = (),
+    pointed: Sequence[str] = (),
     max_tokens: int = DEFAULT_SEED_TOKENS,
     max_chars: int | None = None,
     shape: Shape = "auto",
@@ -81,8 +116,11 @@ def build_seed(
     index: IndexReport | None = None,
 ) -> Seed:
     """The seed for ``prompt`` on ``root`` within ``max_tokens`` o200k tokens (and
-    ``max_chars`` characters, a client's own limit). ``index``: the report of a refresh
-    the caller knows is still current (a running server's), so the index is not refreshed.
+    ``max_chars`` characters, a client's own limit). ``held``: handles whose source the
+    session holds (not served again while their file is unchanged); ``pointed``: handles an
+    earlier map named (not named again; their source may still be served). ``index``: the
+    report of a refresh the caller knows is still current (a running server's), so the index
+    is not refreshed.
 
     Raises:
         ExcerptError: the repository or its index cannot be used (the hook injects nothing).
@@ -99,7 +137,7 @@ def build_seed(
     chosen = shape if shape != "auto" else ("pack" if confidence >= SURE else "map")
     fits = _Fits(tokens=max_tokens, chars=max_chars)
     if chosen == "map":
-        return _map_seed(prep, frozenset(request.held), fits, confidence)
+        return _map_seed(prep, frozenset((*request.held, *pointed)), fits, confidence)
     return _pack_seed(prep, request, fits, confidence)
 
 

@@ -28,14 +28,17 @@ _STALE_S = 7 * 24 * 3600
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SeedRecord:
-    """One seed sent in the session: the repository, the task's terms, the handles."""
+    """One seed sent in the session: the repository, the task's terms, the handles, and
+    whether it served their source (``pack``) or only pointed at them (``map``)."""
 
     root: str
     terms: tuple[str, ...]
     handles: tuple[str, ...]
+    shape: str = "pack"
 
     def to_dict(self) -> dict[str, object]:
-        return {"root": self.root, "terms": list(self.terms), "handles": list(self.handles)}
+        return {"root": self.root, "terms": list(self.terms), "handles": list(self.handles),
+                "shape": self.shape}  # fmt: skip
 
 
 class SessionState:
@@ -45,9 +48,10 @@ class SessionState:
         self.path = path
         self.seeds: list[SeedRecord] = []
 
-    def handles(self, root: str) -> tuple[str, ...]:
-        """Every handle sent for ``root`` in this session, first sent first."""
-        seen = (h for s in self.seeds if s.root == root for h in s.handles)
+    def handles(self, root: str, *, shapes: tuple[str, ...] = ("pack", "map")) -> tuple[str, ...]:
+        """Every handle sent for ``root`` in this session (in seeds of ``shapes``: ``pack``
+        for the regions whose source the model holds), first sent first."""
+        seen = (h for s in self.seeds if s.root == root and s.shape in shapes for h in s.handles)
         return tuple(dict.fromkeys(seen))
 
     def last(self, root: str) -> SeedRecord | None:
@@ -65,6 +69,7 @@ class SessionState:
                     root=str(s["root"]),
                     terms=tuple(str(t) for t in s["terms"]),
                     handles=tuple(str(h) for h in s["handles"]),
+                    shape=str(s.get("shape", "pack")),
                 )
                 for s in doc["seeds"]
             ]

@@ -17,12 +17,12 @@ import json
 import os
 import socket
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from excerpt.core.settings import cache_root
-from excerpt.hooks.seed import Seed, Shape, build_seed
+from excerpt.hooks.seed import Seed, SeedAsk, build_seed
 from excerpt.index.build import IndexReport
 
 __all__ = ["MAX_REQUEST", "answer_seed_request", "request_seed", "socket_path", "take_socket"]
@@ -59,23 +59,13 @@ def _private_tmp() -> Path | None:
     return folder
 
 
-def request_seed(
-    root: Path,
-    prompt: str,
-    *,
-    held: Sequence[str],
-    max_tokens: int,
-    max_chars: int | None,
-    shape: Shape,
-    timeout: float,
-) -> Seed | None:
+def request_seed(root: Path, prompt: str, ask: SeedAsk, *, timeout: float) -> Seed | None:
     """The seed built by the running server of ``root``, or None (no server, no answer in
     ``timeout`` seconds, an error)."""
     path = socket_path(root)
     if path is None or timeout <= 0 or not path.exists():
         return None
-    request = {"prompt": prompt, "held": list(held), "max_tokens": max_tokens,
-               "max_chars": max_chars, "shape": shape}  # fmt: skip
+    request = {"prompt": prompt, **ask.to_dict()}
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(min(_CONNECT_S, timeout))
@@ -117,13 +107,9 @@ def answer_seed_request(
     that takes a refresh)."""
     try:
         doc: Any = json.loads(raw)
-        seed = build_seed(
-            root, str(doc["prompt"]), held=tuple(str(h) for h in doc["held"]),
-            max_tokens=int(doc["max_tokens"]),
-            max_chars=None if doc["max_chars"] is None else int(doc["max_chars"]),
-            shape=doc["shape"] if doc["shape"] in ("auto", "pack", "map") else "auto",
-            cache_dir=cache_dir, index=report(),
-        )  # fmt: skip
+        ask = SeedAsk.from_dict(doc)
+        seed = build_seed(root, str(doc["prompt"]), **ask.to_kwargs(), cache_dir=cache_dir,
+                          index=report())  # fmt: skip
         out: dict[str, Any] = {
             "text": seed.text, "shape": seed.shape, "handles": list(seed.handles),
             "tokens": seed.tokens, "confidence": seed.confidence, "why": seed.why,

@@ -122,3 +122,50 @@ def test_bench_perf_surface_mcp_times_the_packs_through_a_real_server_under_the_
     assert "| pack after 50 files changed at once | p50 " in out
     assert main([*args, "--json"]) == 0
     assert "mcp" not in json.loads(capsys.readouterr().out)  # the CLI surface alone by default
+
+
+def test_bench_perf_surface_hook_times_hook_processes_cold_and_warm_beside_the_floor(
+    repo: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = tree_snapshot(repo)
+    args = ["bench", "perf", "--repo", str(repo), "--runs", "1", "--count", "2"]
+    assert main([*args, "--surface", "hook", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert tree_snapshot(repo) == before  # the hooks ran on the copy, their caches elsewhere
+    hook = doc["hook"]
+    assert hook["command"].endswith("hook EVENT --client claude --repo COPY")
+    assert hook["timeout_s"] == 1.5
+    cold = hook["seed_cold"]
+    # an empty cache: the first task prompt gets the note and starts the index; a later
+    # prompt is seeded once it is built
+    assert cold["runs"] == 1 and cold["first_prompt_notes"] == 1 and cold["prompts"] >= 2
+    assert cold["seeded_runs"] == 1 and cold["background_index_s"]["p50"] is not None
+    assert cold["notes"] + cold["nothing"] == cold["prompts"] - 1
+    assert cold["first_prompt_ms"]["p50"] > 0 and cold["until_seeded_s"]["p50"] > 0
+    for warm in (hook["seed_warm"], hook["seed_warm_server"]):
+        assert warm["prompts"] == 2
+        assert warm["seeded"] + warm["notes"] + warm["nothing"] == 2
+        assert 0 < warm["seed_ms"]["p50"] <= warm["seed_ms"]["p95"]
+    assert hook["seed_warm_server"]["server_sockets"] == 1  # the hooks could ask the server
+    tool, floor = hook["post_tool_use"], hook["floor"]
+    assert tool["small_runs"] == 4 and tool["small_replaced"] == 0  # too small to compact
+    assert tool["large_runs"] == 2 and tool["large_replaced"] == 2  # the 200 KB log is
+    assert tool["large_bytes"] >= 200_000 and tool["large_compacted_bytes"] < 200_000 // 2
+    assert tool["small_target_ms"] == 50 and isinstance(tool["small_target_met"], bool)
+    assert floor["runs"] == 4
+    for key in ("python_pass_ms", "excerpt_version_ms"):
+        assert 0 < floor[key]["p50"] <= floor[key]["p95"], key
+    assert main([*args, "--surface", "hook"]) == 0
+    out = capsys.readouterr().out
+    assert "| seed, warm (2 task prompts) | " in out
+    assert "| seed, warm, an `excerpt mcp` running (its seed socket) | " in out
+    assert "| PostToolUse, small output (" in out and "| floor: `python -c pass` | " in out
+
+
+def test_the_large_log_is_the_same_for_a_run_another_for_another_and_has_its_failure() -> None:
+    from excerpt.evals.perf_hook import LARGE_BYTES, large_log
+
+    first, again, other = large_log(0), large_log(0), large_log(1)
+    assert first == again and first != other
+    assert LARGE_BYTES <= len(first.encode("utf-8")) < LARGE_BYTES + 2000
+    assert "LinkError: undefined symbol" in first and "WARNING " in first

@@ -137,9 +137,11 @@ def register(sub: Any) -> None:
         help="seconds the whole Aider run may take",
     )  # fmt: skip
     perf.add_argument(
-        "--surface", choices=("cli", "mcp"), default="cli",
+        "--surface", choices=("cli", "mcp", "hook"), default="cli",
         help="mcp: time the same packs through a real excerpt mcp process too (its figures"
-        " under the same keys, in mcp)",
+        " under the same keys, in mcp); hook: time excerpt hook processes as a client runs"
+        " them, the seed cold and warm and PostToolUse on a small and a 200 KB output, beside"
+        " python -c pass and excerpt --version (in hook)",
     )  # fmt: skip
     perf.add_argument("--json", action="store_true", help="machine-readable output")
     perf.set_defaults(handler=run_perf_cmd)

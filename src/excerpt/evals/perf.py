@@ -7,7 +7,8 @@ run on this machine: cold index, no-change refresh, warm pack and pack after a o
 and hashing every file, and tree-sitter parsing alone of every parsed file on all cores; with
 ``aider_python``, Aider's repo map cold and warm on the same copy and tasks
 (excerpt.evals.aider_peer), measured last so that its process does not count in excerpt's
-peak RSS.
+peak RSS; with ``surface`` "mcp" the packs through a real server (excerpt.evals.perf_mcp),
+with "hook" ``excerpt hook`` processes as a client runs them (excerpt.evals.perf_hook).
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ class PerfRun:
     aider_python: Path | None = None  # an interpreter with aider-chat: time its repo map too
     aider_map_tokens: int = 1024
     aider_timeout: float = 1800.0  # the whole Aider run, seconds
-    surface: str = "cli"  # "mcp": the packs through a real excerpt mcp process too
+    surface: str = "cli"  # "mcp": the packs through a real excerpt mcp process too; "hook":
+    # excerpt hook processes as a client runs them (excerpt.evals.perf_hook)
 
 
 def _files(root: Path) -> Iterator[str]:
@@ -229,12 +231,7 @@ def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
             build_pack(PackRequest(repo=repo, task=task, budget=run.budget, cache_dir=cache))
             edited.append(time.perf_counter() - started)
         peak_rss = _peak_rss_mb()  # before the server's or Aider's process is a waited child
-        mcp = None
-        if run.surface == "mcp" and sources:
-            from excerpt.evals.perf_mcp import mcp_figures
-
-            say(f"excerpt mcp: {len(tasks)} warm packs, {len(tasks)} after edits, 3 after switches")
-            mcp = mcp_figures(repo, cache, tasks, run.budget, edit, percentiles_ms)
+        surface = _surface_figures(run, repo, cache, tasks, edit if sources else None, say)
         aider = None
         if run.aider_python is not None:
             say(f"Aider's repo map: {run.runs} cold, {len(tasks)} warm")
@@ -256,13 +253,39 @@ def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
             "parse_only_s": round(parse_s, 6),
             **_aider_keys(aider),
         },
-        **({"mcp": mcp} if mcp is not None else {}),
+        **surface,
         "tasks": len(tasks),
         "budget": run.budget,
         "runs": run.runs,
         "cores": workers,
         "synthetic": run.synthetic,
     }
+
+
+def _surface_figures(
+    run: PerfRun,
+    repo: Path,
+    cache: Path,
+    tasks: Sequence[str],
+    edit: Callable[[int, int], None] | None,
+    say: Progress,
+) -> dict[str, Any]:
+    """``mcp`` or ``hook``: the same tasks through excerpt's server or its hook processes
+    (``edit`` None: the tree has no file to edit, and the server is not timed)."""
+    if run.surface == "mcp" and edit is not None:
+        from excerpt.evals.perf_mcp import mcp_figures
+
+        say(f"excerpt mcp: {len(tasks)} warm packs, {len(tasks)} after edits, 3 after switches")
+        return {"mcp": mcp_figures(repo, cache, tasks, run.budget, edit, percentiles_ms)}
+    if run.surface == "hook":
+        from excerpt.evals.perf_hook import HookBench, hook_figures
+
+        bench = HookBench(
+            repo=repo, cache=cache, scratch=cache.parent, tasks=tuple(tasks),
+            cold_runs=run.runs, samples=2 * len(tasks), large_runs=len(tasks),
+        )  # fmt: skip
+        return {"hook": hook_figures(bench, say)}
+    return {}
 
 
 def _aider_keys(aider: AiderFigures | None) -> dict[str, Any]:
@@ -307,6 +330,10 @@ def render_perf(doc: dict[str, Any]) -> str:
     ]
     if doc.get("mcp") is not None:
         rows += _mcp_rows(doc)
+    if doc.get("hook") is not None:
+        from excerpt.evals.perf_hook import hook_rows
+
+        rows += hook_rows(doc)
     if b.get("aider_cold_s") is not None:
         rows += _aider_rows(doc)
     return "\n".join(rows) + "\n"

@@ -1,5 +1,7 @@
 """``bench perf --surface mcp``: the same packs through a real ``excerpt mcp`` process (and
-the whole-process ``excerpt pack`` figure: both are excerpt's own processes on the copy).
+the other processes ``bench perf`` starts: the whole-process ``excerpt pack``, and the
+``excerpt hook`` processes of ``--surface hook`` (excerpt.evals.perf_hook) as a client runs
+them; all excerpt's own on the copy, or the interpreter's start as their floor).
 
 The server is started as a client starts it (``python -m excerpt mcp --tools core --repo
 COPY`` over stdin/stdout, the cache in ``EXCERPT_CACHE_DIR``), initialized over JSON-RPC, and
@@ -10,6 +12,7 @@ files at once (as a branch checkout rewrites them). The keys are the CLI surface
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -17,15 +20,21 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from excerpt.errors import EnvironmentFault
 
-__all__ = ["cli_pack_s", "mcp_figures"]
+__all__ = ["HookProcesses", "Outcome", "cli_pack_s", "hook_command", "mcp_figures", "timed_process"]
 
 _ANSWER_S = 600.0  # a pack over a cold index of a large tree, at most
+_WAIT_S = 3600.0  # a hook's background index of the largest tree, at most
+_WATCH_S = 0.05
+_MARKER = "background-index.pid"  # where excerpt.hooks.processes keeps the index's pid
+_SEEDED = "excerpt prepared this"  # the head of every seed (excerpt.hooks.seed)
+
+Outcome = Literal["seed", "note", "nothing"]
 _SETTLE_S = 0.5  # after the first pack: the watcher is watching before warm packs are timed
 
 
@@ -48,6 +57,106 @@ def cli_pack_s(repo: Path, cache: Path, task: str, budget: int) -> float:
         tail = done.stderr.decode("utf-8", "replace").strip()[-300:]
         raise EnvironmentFault(f"excerpt pack exited {done.returncode}: {tail}")
     return took
+
+
+def timed_process(
+    argv: Sequence[str], stdin: bytes, env: dict[str, str], cwd: Path | None = None
+) -> tuple[float, bytes]:
+    """Seconds of one process from spawn to exit, fed ``stdin``, and what it wrote on stdout.
+
+    Raises:
+        EnvironmentFault: the process failed or ran over ten minutes.
+    """
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(
+            list(argv), input=stdin, capture_output=True, env=env, cwd=cwd, timeout=_ANSWER_S,
+            check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise EnvironmentFault(f"{argv[0]} ran over {_ANSWER_S:.0f} s") from None
+    took = time.perf_counter() - started
+    if done.returncode != 0:
+        tail = done.stderr.decode("utf-8", "replace").strip()[-300:]
+        raise EnvironmentFault(f"{' '.join(argv[:3])} exited {done.returncode}: {tail}")
+    return took, done.stdout
+
+
+def hook_command() -> list[str]:
+    """What ``excerpt setup`` installs: the script beside this interpreter, else ``-m``."""
+    script = Path(sys.executable).parent / "excerpt"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "excerpt"]
+
+
+class HookProcesses:
+    """Hook processes on one copy, with one cache root."""
+
+    def __init__(self, repo: Path, cache: Path) -> None:
+        self.repo = repo
+        self.cache = cache
+        self.env = {**os.environ, "EXCERPT_CACHE_DIR": str(cache)}
+
+    def run(
+        self, event: str, payload: dict[str, Any], *options: str
+    ) -> tuple[float, dict[str, Any]]:
+        """One hook process: seconds from spawn to exit, and its ``hookSpecificOutput``."""
+        argv = [*hook_command(), "hook", event, "--client", "claude", "--repo", str(self.repo)]
+        argv += options
+        data = json.dumps(payload).encode("utf-8")
+        took, out = timed_process(argv, data, self.env, cwd=self.repo)
+        try:
+            answer = json.loads(out) if out.strip() else {}
+        except json.JSONDecodeError:
+            raise EnvironmentFault(f"excerpt hook {event} wrote no JSON: {out[:200]!r}") from None
+        return took, answer.get("hookSpecificOutput", {}) if isinstance(answer, dict) else {}
+
+    def prompt(self, session: str, text: str, *options: str) -> tuple[float, Outcome, str]:
+        """UserPromptSubmit: seconds, a seed, a note or nothing, and the text added."""
+        payload = {
+            "session_id": session, "transcript_path": str(self.cache / f"{session}.jsonl"),
+            "cwd": str(self.repo), "permission_mode": "default",
+            "hook_event_name": "UserPromptSubmit", "prompt": text,
+        }  # fmt: skip
+        took, answer = self.run("UserPromptSubmit", payload, *options)
+        context = str(answer.get("additionalContext", ""))
+        outcome: Outcome = (
+            "nothing" if not context else "seed" if context.startswith(_SEEDED) else "note"
+        )
+        return took, outcome, context
+
+    def tool(self, command: str, stdout: str, n: int) -> tuple[float, dict[str, Any]]:
+        """PostToolUse of a Bash call, the result shaped as Claude Code reports it."""
+        payload = {
+            "session_id": f"tool-{n}", "transcript_path": str(self.cache / "tool.jsonl"),
+            "cwd": str(self.repo), "permission_mode": "default",
+            "hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "run it"},
+            "tool_response": {"stdout": stdout, "stderr": "", "interrupted": False,
+                              "isImage": False, "noOutputExpected": False},
+            "tool_use_id": f"toolu_{n:024d}",
+        }  # fmt: skip
+        return self.run("PostToolUse", payload)
+
+    def background_running(self) -> bool:
+        """Whether the index a hook started in the background (its pid kept in the repository's
+        cache) is still running."""
+        for marker in (self.cache / "repos").glob(f"*/{_MARKER}"):
+            try:
+                pid = int(marker.read_text(encoding="utf-8"))
+                if pid > 0:  # never 0: that would ask about this process group
+                    os.kill(pid, 0)
+                return pid > 0
+            except (OSError, ValueError) as exc:  # gone, or no pid yet
+                return isinstance(exc, PermissionError)
+        return False
+
+    def wait_background(self) -> None:
+        """Until the background index (if any) has ended."""
+        deadline = time.monotonic() + _WAIT_S
+        while self.background_running():
+            if time.monotonic() > deadline:
+                raise EnvironmentFault(f"the hook's background index ran over {_WAIT_S} s")
+            time.sleep(_WATCH_S)
 
 
 class _Server:
@@ -121,6 +230,22 @@ class _Server:
         self._reader.join(timeout=30)  # it ends at the exited server's end of output
         if self.proc.stdout is not None:
             self.proc.stdout.close()
+
+
+@contextlib.contextmanager
+def running_server(repo: Path, cache: Path) -> Iterator[None]:
+    """An ``excerpt mcp`` process on ``repo``, initialized, for the block (a client's
+    session: its hooks then ask it for their seeds over its socket).
+
+    Raises:
+        EnvironmentFault: the server failed to start.
+    """
+    server = _Server(repo, cache)
+    try:
+        server.start()
+        yield
+    finally:
+        server.close()
 
 
 def mcp_figures(

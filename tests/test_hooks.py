@@ -112,6 +112,8 @@ def prompt(repo: Path, text: str, session: str = "s1") -> dict[str, Any]:
         (TASK, True),
         ("fix the refund webhook retry when the transport times out", True),
         ("see shop/refunds.py", True),
+        ("fix the bug in munlock", True),
+        ("yes, fix it", False),
         ('File "shop/refunds.py", line 8, in retry_delivery', True),
     ],
     ids=lambda v: str(v)[:30],

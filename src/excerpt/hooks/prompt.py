@@ -16,8 +16,9 @@ from excerpt.rank.task import analyze_task
 
 __all__ = ["PromptKind", "classify_prompt", "same_task"]
 
-# fewer task terms than this, and no path, frame or code-looking name: a follow-up
-MIN_TERMS = 3
+# fewer task terms than this (beyond a follow-up's words), and no path, frame or code-looking
+# name: a follow-up ("fix the bug in munlock" has two: a task)
+MIN_TERMS = 2
 # a prompt sharing this share of its terms with the seeded task is that task again
 SAME_TASK = 0.6
 # Words of a follow-up: a reply, a go-ahead, a request to run, test, commit, explain or undo

@@ -58,7 +58,7 @@ def late_answer(opts: HookOptions, raw: bytes) -> str:
         opts.client,
         "UserPromptSubmit",
         f"excerpt: no context seed for this prompt (preparing it took over {opts.timeout:g} s"
-        f" on {root.name}; its index is being refreshed for the next prompt).",
+        f" on {root.name}; with excerpt mcp running for it, seeds come from its warm index).",
     )
 
 

@@ -12,7 +12,7 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
-    from excerpt.hooks.options import DEFAULT_MIN_BYTES, DEFAULT_TIMEOUT_S, EVENTS
+    from excerpt.hooks.options import EVENTS, add_options
 
     p = command(
         sub,
@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
         "unsure), within --seed-tokens o200k tokens and --timeout seconds; never for a "
         "follow-up, never the same regions twice in a session. PostToolUse (Claude Code): "
         "an output of at least --min-bytes bytes replaced by its reversible compacted view "
-        "when that saves 10%%. SessionStart after a compaction or resume: the session's "
+        "when that saves 10 percent. SessionStart after a compaction or resume: the session's "
         "seeded handles still fresh. Whatever fails, it exits 0 with nothing on stdout "
         "(the prompt and the output go on untouched) and logs one line to hooks.log under "
         "the cache.",
@@ -41,45 +41,19 @@ def register(sub: Any) -> None:
         ],
     )
     p.add_argument("event", choices=EVENTS, help="the client's hook event")
-    p.add_argument(
-        "--client",
-        choices=("claude", "codex"),
-        default="claude",
-        help="whose answer format (default claude)",
-    )
-    for flag, what in (
-        ("--repo", "serve only this repository (default: the session's git work tree)"),
-        ("--cache-dir", "the cache directory (as EXCERPT_CACHE_DIR)"),
-    ):
-        complete_as(p.add_argument(flag, default=None, metavar="DIR", help=what), "directory")
-    p.add_argument(
-        "--seed-tokens", type=int, default=2000, metavar="N",
-        help="a seed's cap in o200k tokens (default 2000)",
-    )  # fmt: skip
-    p.add_argument(
-        "--seed-shape", choices=("auto", "pack", "map"), default="auto",
-        help="source regions (pack), a map of where to read (map), or chosen by the ranking's"
-        " confidence (auto, the default)",
-    )  # fmt: skip
-    p.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
-        help=f"seconds before a note replaces the seed (default {DEFAULT_TIMEOUT_S})",
-    )  # fmt: skip
-    p.add_argument(
-        "--min-bytes", type=int, default=DEFAULT_MIN_BYTES, metavar="N",
-        help=f"smallest output compacted (default {DEFAULT_MIN_BYTES:,})",
-    )  # fmt: skip
+    actions = add_options(p)
+    for flag in ("--repo", "--cache-dir"):
+        complete_as(actions[flag], "directory")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from excerpt.hooks.main import main
+    from excerpt.hooks.options import FLAGS
 
-    argv = [args.event, "--client", args.client, "--seed-tokens", str(args.seed_tokens),
-            "--seed-shape", args.seed_shape, "--timeout", str(args.timeout),
-            "--min-bytes", str(args.min_bytes)]  # fmt: skip
-    if args.repo is not None:
-        argv += ["--repo", args.repo]
-    if args.cache_dir is not None:
-        argv += ["--cache-dir", args.cache_dir]
+    argv = [args.event]
+    for flag in FLAGS:
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value is not None:
+            argv += [flag, str(value)]
     return main(argv)

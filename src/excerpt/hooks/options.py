@@ -12,11 +12,13 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["EVENTS", "Decision", "HookOptions", "log", "parser"]
+__all__ = ["EVENTS", "FLAGS", "Decision", "HookOptions", "add_options", "log", "parser"]
 
 EVENTS = ("UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact")
 DEFAULT_TIMEOUT_S = 1.5
 DEFAULT_MIN_BYTES = 8000
+FLAGS = ("--client", "--repo", "--cache-dir", "--seed-tokens", "--seed-shape", "--timeout",
+         "--min-bytes")  # fmt: skip
 _LOG_MAX = 1024 * 1024
 
 
@@ -56,17 +58,48 @@ class Decision:
             return self.late
 
 
+def add_options(p: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """The hook's options on ``p``, with their help (the lean entry point parses with them,
+    and ``excerpt hook --help`` shows them); the actions by flag, for completion marks."""
+    actions = {
+        "--client": p.add_argument(
+            "--client", choices=("claude", "codex"), default="claude",
+            help="whose answer format",
+        ),
+        "--repo": p.add_argument(
+            "--repo", default=None, metavar="DIR",
+            help="serve only this repository (default: the session's git work tree)",
+        ),
+        "--cache-dir": p.add_argument(
+            "--cache-dir", default=None, metavar="DIR",
+            help="the cache directory (as EXCERPT_CACHE_DIR)",
+        ),
+        "--seed-tokens": p.add_argument(
+            "--seed-tokens", type=int, default=2000, metavar="N",
+            help="a seed's cap in o200k tokens",
+        ),
+        "--seed-shape": p.add_argument(
+            "--seed-shape", choices=("auto", "pack", "map"), default="auto",
+            help="source regions (pack), a map of where to read (map), or chosen by the"
+            " ranking's confidence (auto)",
+        ),
+        "--timeout": p.add_argument(
+            "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
+            help="seconds before a note replaces the seed",
+        ),
+        "--min-bytes": p.add_argument(
+            "--min-bytes", type=int, default=DEFAULT_MIN_BYTES, metavar="N",
+            help="smallest output compacted, in bytes",
+        ),
+    }  # fmt: skip
+    return actions
+
+
 def parser() -> argparse.ArgumentParser:
-    """The hook's options (``excerpt hook --help`` shows them through the full CLI)."""
+    """The hook's command line, for the lean entry point (no help: a client never asks)."""
     p = argparse.ArgumentParser(prog="excerpt hook", add_help=False)
     p.add_argument("event", type=_event)
-    p.add_argument("--client", choices=("claude", "codex"), default="claude")
-    p.add_argument("--repo", default=None)
-    p.add_argument("--cache-dir", default=None)
-    p.add_argument("--seed-tokens", type=int, default=2000)
-    p.add_argument("--seed-shape", choices=("auto", "pack", "map"), default="auto")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S)
-    p.add_argument("--min-bytes", type=int, default=DEFAULT_MIN_BYTES)
+    add_options(p)
     return p
 
 

@@ -11,11 +11,12 @@ tools' output and never a command that reads excerpt's retrievals (``excerpt exp
 from __future__ import annotations
 
 import re
-from pathlib import Path
+import shlex
 from typing import Any
 
 from excerpt.compact.api import MIN_SAVING, compact
 from excerpt.compact.store import Store
+from excerpt.core.installation import excerpt_command
 from excerpt.core.settings import cache_root
 
 __all__ = ["compact_tool_output", "is_own_retrieval"]
@@ -61,20 +62,12 @@ def compact_tool_output(tool: str, tool_input: Any, response: Any, *, min_bytes:
 
 
 def _header(ident: str, kind: str, before: int, after: int) -> str:
-    exe = Path(_executable())
+    exe = shlex.join(excerpt_command())
     return (
         f"[excerpt compacted this {kind} output: {before:,} → {after:,} bytes; every error"
         f" line kept, each elision names the call that returns it; `{exe} expand {ident}`"
         " returns all of it byte for byte]\n"
     )
-
-
-def _executable() -> str:
-    import shutil
-    import sys
-
-    beside = Path(sys.executable).parent / "excerpt"
-    return str(beside) if beside.is_file() else (shutil.which("excerpt") or "excerpt")
 
 
 def _replace_fields(doc: dict[str, Any], keys: tuple[str, ...], shrink: Any) -> Any | None:

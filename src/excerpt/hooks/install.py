@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from excerpt.core.durable import replace_config
+from excerpt.core.installation import excerpt_command
 from excerpt.errors import EnvironmentFault
 
 __all__ = ["HookChange", "hook_commands", "hooks_file", "install_hooks", "installed_hooks"]
@@ -73,18 +73,13 @@ def hooks_file(client: Client, scope: str, repo: Path) -> Path:
     return (Path(base) if base else Path.home() / ".claude") / "settings.json"
 
 
-def _executable() -> list[str]:
-    exe = Path(sys.executable).parent / "excerpt"
-    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "excerpt"]
-
-
 def hook_commands(client: Client, repo: Path | None, options: Sequence[str] = ()) -> dict[str, str]:
     """The command line of each of ``client``'s hooks, by event (absolute paths)."""
     events = _CLAUDE_EVENTS if client == "claude" else _CODEX_EVENTS
     cache = os.environ.get("EXCERPT_CACHE_DIR")
     out = {}
     for event in events:
-        argv = [*_executable(), "hook", event, "--client", client]
+        argv = [*excerpt_command(), "hook", event, "--client", client]
         if repo is not None:
             argv += ["--repo", str(repo)]
         if cache:  # a client passes its hooks its own environment, which may lack it

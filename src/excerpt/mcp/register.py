@@ -18,7 +18,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, Literal
 import tomlkit
 
 from excerpt.core.durable import replace_config
+from excerpt.core.installation import excerpt_command
 from excerpt.errors import EnvironmentFault, UsageError
 
 __all__ = ["Registration", "Scope", "register", "server_command", "unregister"]
@@ -63,11 +63,7 @@ class Registration:
 
 def server_command(repo: Path, tools: str = "core") -> tuple[str, ...]:
     """The command line of this installation's server for ``repo`` (absolute paths)."""
-    exe = Path(sys.executable).parent / "excerpt"
-    argv = [str(exe) if exe.is_file() else sys.executable]
-    if not exe.is_file():  # run as a module from an interpreter without the script
-        argv += ["-m", "excerpt"]
-    argv += ["mcp", "--repo", str(repo)]
+    argv = [*excerpt_command(), "mcp", "--repo", str(repo)]
     if tools != "core":
         argv += ["--tools", tools]
     return tuple(argv)

@@ -416,11 +416,3 @@ def test_a_maps_regions_are_never_named_again_but_their_source_may_still_be_serv
     served = context_of(hook("UserPromptSubmit", prompt(shop, third), "--seed-shape", "pack"),
                         "UserPromptSubmit")  # fmt: skip
     assert "raise WebhookGaveUp(event)" in served  # a map named it; its source was not sent
-
-
-def test_the_cli_passes_every_option_of_the_hook_on() -> None:
-    import argparse
-
-    from excerpt.hooks.options import FLAGS, add_options
-
-    assert tuple(add_options(argparse.ArgumentParser())) == FLAGS

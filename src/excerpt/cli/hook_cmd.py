@@ -49,10 +49,10 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from excerpt.hooks.main import main
-    from excerpt.hooks.options import FLAGS
+    from excerpt.hooks.options import add_options
 
     argv = [args.event]
-    for flag in FLAGS:
+    for flag in add_options(argparse.ArgumentParser()):  # every option of the hook
         value = getattr(args, flag[2:].replace("-", "_"))
         if value is not None:
             argv += [flag, str(value)]

@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CONTEXT_LIMITS", "ContextLimit", "context_answer", "replaced_output"]
+__all__ = ["CONTEXT_LIMITS", "ContextLimit", "context_answer", "replaced_output", "seed_limits"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,13 @@ CONTEXT_LIMITS = {
     "claude": ContextLimit(chars=9_800, tokens=None),  # Claude Code 2.1.332: 10,000 chars
     "codex": ContextLimit(chars=None, tokens=2_400),  # Codex 0.171.0: 2,500 tokens
 }
+
+
+def seed_limits(client: str, seed_tokens: int) -> tuple[int, int | None]:
+    """A seed's limits for ``client``: o200k tokens (``seed_tokens``, or the client's own
+    limit when lower) and characters (where the client counts them)."""
+    limit = CONTEXT_LIMITS[client]
+    return min(seed_tokens, limit.tokens or seed_tokens), limit.chars
 
 
 def context_answer(client: str, event: str, text: str, notice: str = "") -> str:

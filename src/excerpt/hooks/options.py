@@ -12,13 +12,11 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["EVENTS", "FLAGS", "Decision", "HookOptions", "add_options", "log", "parser"]
+__all__ = ["EVENTS", "Decision", "HookOptions", "add_options", "log", "parser"]
 
 EVENTS = ("UserPromptSubmit", "SessionStart", "PostToolUse", "PreCompact")
 DEFAULT_TIMEOUT_S = 1.5
 DEFAULT_MIN_BYTES = 8000
-FLAGS = ("--client", "--repo", "--cache-dir", "--seed-tokens", "--seed-shape", "--timeout",
-         "--min-bytes")  # fmt: skip
 _LOG_MAX = 1024 * 1024
 
 

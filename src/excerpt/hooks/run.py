@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from excerpt.core.settings import INDEX_DB, cache_root, repo_cache_dir
 from excerpt.errors import ExcerptError
-from excerpt.hooks.answer import CONTEXT_LIMITS, context_answer, replaced_output
+from excerpt.hooks.answer import context_answer, replaced_output, seed_limits
 from excerpt.hooks.options import Decision, HookOptions, log
 from excerpt.hooks.processes import index_in_background, indexing_now
 from excerpt.hooks.prompt import classify_prompt, same_task
@@ -132,12 +132,12 @@ def _seed(opts: HookOptions, event: Mapping[str, Any], decision: Decision) -> st
         from excerpt.hooks.seed import SeedAsk, build_seed  # the library: there is work
         from excerpt.hooks.warm import request_seed
 
-        limit = CONTEXT_LIMITS[opts.client]
+        max_tokens, max_chars = seed_limits(opts.client, opts.seed_tokens)
         ask = SeedAsk(
             held=state.handles(str(root), shapes=("pack",)),
             pointed=state.handles(str(root), shapes=("map",)),
-            max_tokens=min(opts.seed_tokens, limit.tokens or opts.seed_tokens),
-            max_chars=limit.chars,
+            max_tokens=max_tokens,
+            max_chars=max_chars,
             shape=cast("Shape", opts.seed_shape),
         )
         # a running server of the repository answers from its warm index; else built here

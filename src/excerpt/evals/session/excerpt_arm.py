@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol
 from excerpt.deliver import build_pack, render_retrieved
 from excerpt.evals.session.ledger import Ledger, Shown
 from excerpt.evals.session.workspace import Corpus
-from excerpt.hooks.answer import CONTEXT_LIMITS
+from excerpt.hooks.answer import seed_limits
 from excerpt.hooks.prompt import classify_prompt
 from excerpt.hooks.run import MAX_PROMPT
 from excerpt.hooks.seed import Shape, build_seed
@@ -190,15 +190,15 @@ class LivePacks:
         if not kind.task:
             return SeedAnswer(text="", shape="none", regions=(), confidence=0.0,
                               why=f"not a task prompt ({kind.why})")  # fmt: skip
-        limit = CONTEXT_LIMITS[client]
+        tokens, chars = seed_limits(client, max_tokens)
         # build_seed reads the history of the git repository around its root; an exported
         # tree has none, and the refresh would drop the index's stored history (the task's
         # git directory's) for the packs that follow. So the seed ranks without history
         # here; a hook in a work tree ranks with it.
         with history_disabled(self.history is not None):
             got = build_seed(
-                self.root, prompt, max_tokens=min(max_tokens, limit.tokens or max_tokens),
-                max_chars=limit.chars, shape=shape, cache_dir=self.cache_dir,
+                self.root, prompt, max_tokens=tokens, max_chars=chars, shape=shape,
+                cache_dir=self.cache_dir,
             )  # fmt: skip
         return SeedAnswer(text=got.text, shape=got.shape, regions=_regions(got.text, got.handles),
                           confidence=got.confidence, why=got.why)  # fmt: skip

@@ -24,7 +24,9 @@ import pytest
 
 from conftest import GIT_ENV, git, git_commit_all, write_tree
 from excerpt.cli import main
+from excerpt.core.tokens import o200k_count
 from excerpt.evals.bench import ALL_SIGNALS, summarise
+from excerpt.evals.reach import Shown, reach_tokens
 from excerpt.rank.score import SIGNALS
 
 REPO = "acme/shop"
@@ -454,6 +456,34 @@ def test_excerpt_line_coverage_equals_the_packs_excerpt_pack_builds(
     assert details["shop-2"]["excerpt"]["line_coverage"] == {"2000": 0.0, "8000": 1.0}
 
 
+def test_gold_reach_counts_the_32_kb_pack_the_cli_delivers_up_to_the_last_gold_line(
+    shop: Shop, full: Run, tmp_path: Path
+) -> None:
+    details = full.details()
+    for task in shop.tasks:
+        tree = tmp_path / task["instance_id"]
+        write_tree(tree, _archive(shop.repo / ".git", task["base_commit"]))
+        argv = ["pack", task["problem_statement"], "--repo", str(tree), "--budget", "32000"]
+        text = _cli(argv, tree).stdout
+        items = json.loads(_cli([*argv, "--json"], tree).stdout)["items"]
+        shown = [Shown(i["path"], i["start_line"], i["text"]) for i in items]
+        gold = {p: r for p, r in task["gold_changed_lines"].items() if p in task["gold_files"]}
+        by_hand = reach_tokens(text.rstrip("\n"), shown, gold, o200k_count)
+        reach = details[task["instance_id"]]["excerpt"]["reach"]
+        assert reach["tokens"] == by_hand, task["instance_id"]
+        assert reach["pack_tokens"] == o200k_count(text)
+    # shop-4's gold file ranks nowhere: never reached, by either pack
+    assert details["shop-4"]["excerpt"]["reach"]["tokens"] is None
+    assert details["shop-4"]["bm25"]["reach"]["tokens"] is None
+    assert details["shop-1"]["excerpt"]["reach"]["tokens"] is not None
+    report = full.report()["reach"]
+    assert report["excerpt"]["within"]["8000"] == pytest.approx(
+        sum(d["excerpt"]["reach"]["tokens"] is not None for d in details.values()) / 4
+    )
+    markdown = (full.out / "report.md").read_text(encoding="utf-8")
+    assert "Gold reach: tokens of the 32,000-byte pack" in markdown
+
+
 # -- the export -------------------------------------------------------------------------------
 
 
@@ -650,11 +680,21 @@ def test_an_empty_budget_list_is_a_usage_error(shop: Shop, tmp_path: Path) -> No
 
 def test_latency_p95_is_never_below_p50() -> None:
     zero = dict.fromkeys(FILE_METRICS, 0.0)
+    reach = {
+        "tokens": None, "pack_tokens": 0, "all_lines": {"2000": False},
+        "outside_gold_files": 0.0, "outside_gold_functions": 0.0,
+    }  # fmt: skip
     rows = [
         {
             "repo": REPO,
-            "excerpt": {**zero, "line_coverage": {"2000": 0.0}, "latency_s": seconds},
-            "bm25": {**zero, "line_coverage": {"2000": 0.0}, "latency_s": seconds},
+            "excerpt": {
+                **zero,
+                "line_coverage": {"2000": 0.0},
+                "latency_s": seconds,
+                "reach": reach,
+                "default": reach,
+            },
+            "bm25": {**zero, "line_coverage": {"2000": 0.0}, "latency_s": seconds, "reach": reach},
         }
         for seconds in (0.010, 0.030)
     ]

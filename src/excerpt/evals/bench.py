@@ -14,7 +14,7 @@ import math
 import os
 import statistics
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -22,7 +22,8 @@ from typing import Any, Literal
 from excerpt.core import git
 from excerpt.core.hashing import sha256_hex
 from excerpt.core.settings import repo_cache_dir
-from excerpt.deliver import fit_pack
+from excerpt.core.tokens import TokenCounter
+from excerpt.deliver import Delivered, fit_pack
 from excerpt.errors import UsageError
 from excerpt.evals.metrics import line_coverage, mean, mrr
 from excerpt.evals.primary import (
@@ -30,6 +31,18 @@ from excerpt.evals.primary import (
     primary_metrics,
     primary_summary,
     primary_table,
+)
+from excerpt.evals.reach import (
+    REACH_BUDGET,
+    Shown,
+    bm25_pack,
+    outside_shares,
+    reach_cause,
+    reach_summary,
+    reach_table,
+    reach_tokens,
+    shown_of,
+    task_language,
 )
 from excerpt.evals.recording import (
     RecordingSource,
@@ -44,7 +57,7 @@ from excerpt.index.languages import PARSED_LANGUAGES
 from excerpt.index.store import IndexStore
 from excerpt.index.tokens import terms
 from excerpt.index.view import IndexView, RecordingView, ReplayMiss
-from excerpt.pack.prepare import FileSource, WorkspaceFiles, prepare_ranked
+from excerpt.pack.prepare import FileSource, PackRequest, Prepared, WorkspaceFiles, prepare_ranked
 from excerpt.rank.score import SIGNALS, rank_files
 from excerpt.rank.task import analyze_task
 from excerpt.rank.weights import Weights, default_weights
@@ -434,7 +447,8 @@ def _score(
         analyze_task(task.problem_statement), inputs.view, inputs.source,
         root=inputs.root, cache=inputs.cache, report=inputs.report, weights=inputs.weights,
     )  # fmt: skip
-    packs = [fit_pack(prep, task.problem_statement, b).pack for b in budgets]
+    delivered = {b: fit_pack(prep, task.problem_statement, b) for b in budgets}
+    packs = [delivered[b].pack for b in budgets]
     latency = time.perf_counter() - started
     short = [fit_pack(prep, task.problem_statement, b, fill=False).pack for b in budgets]
     ranked = list(dict.fromkeys(c.path for c in prep.candidates))[:TOP]
@@ -451,7 +465,9 @@ def _score(
         }
         for chosen in (packs, short)
     )
-    baseline_cov = {str(b): _baseline_coverage(inputs.raw, baseline, lines, b) for b in budgets}
+    baseline_packs = {b: bm25_pack(inputs.raw, baseline, b) for b in {*budgets, REACH_BUDGET}}
+    baseline_cov = {str(b): line_coverage(lines, _ranges(baseline_packs[b][1])) for b in budgets}
+    reach = _reach(task, inputs, prep, delivered, baseline_packs, lines, budgets)
     return {
         "instance_id": task.instance_id,
         "repo": task.repo,
@@ -464,13 +480,18 @@ def _score(
             "latency_s": latency,
             **primary_metrics(prep, packs, short, budgets, gold),
             "line_coverage_short": coverage_short,
+            "reach": reach["excerpt"],
+            "default": reach["default"],
         },
         "calibration": calibration_rows(prep, gold),
         "bm25": {
             **_file_metrics(baseline, gold),
             "line_coverage": baseline_cov,
             "latency_s": bm25_latency,
+            "reach": reach["bm25"],
         },
+        "language": task_language(sorted(gold)),
+        "reach_cause": reach["cause"],
         "ablations": ablations,
     }
 
@@ -491,32 +512,98 @@ def _ablations(
     return out
 
 
-def _baseline_coverage(
-    read: Callable[[str], bytes | None],
-    ranked: Iterable[str],
+def _ranges(shown: Sequence[Shown]) -> list[tuple[str, int, int]]:
+    return [(i.path, i.start_line, i.start_line + i.text.count("\n") - 1) for i in shown]
+
+
+def _reach(
+    task: BenchTask,
+    inputs: _Inputs,
+    prep: Prepared,
+    delivered: dict[int, Delivered],
+    baseline_packs: dict[int, tuple[str, list[Shown]]],
     lines: dict[str, list[list[int]]],
-    budget: int,
-) -> float:
-    """BM25's packs: whole files in rank order (cut to whole lines at the end) within budget."""
-    served = []
-    remaining = budget
-    for path in ranked:
-        if remaining <= 0:
-            break
-        data = read(path)
-        if data is None:
-            continue
-        count = 0
-        used = 0
-        for line in data.splitlines(keepends=True):
-            if used + len(line) > remaining:
-                break
-            used += len(line)
-            count += 1
-        if count:
-            served.append((path, 1, count))
-        remaining -= used
-    return line_coverage(lines, served)
+    budgets: Sequence[int],
+) -> dict[str, Any]:
+    """Gold reach of the ``REACH_BUDGET`` pack and of the default one, BM25's beside, and
+    the irrelevant shares (``excerpt.evals.reach``)."""
+    count = TokenCounter()
+    text = task.problem_statement
+    if REACH_BUDGET not in delivered:
+        delivered = {**delivered, REACH_BUDGET: fit_pack(prep, text, REACH_BUDGET)}
+    default = PackRequest(repo=inputs.root, task=text)
+    chosen = delivered[REACH_BUDGET]
+    if (default.budget, default.fill) != (REACH_BUDGET, True):
+        chosen_default = fit_pack(prep, text, default.budget, fill=default.fill)
+    else:
+        chosen_default = chosen
+    gold = set(inputs.gold_present)
+    served = {i.path for i in chosen.pack.items} & gold
+    spans = _gold_spans(inputs.view, served, lines)
+    reached = reach_tokens(chosen.text, shown_of(chosen.pack), lines, count)
+    first = prep.candidates[0].path if prep.candidates else None
+    out: dict[str, Any] = {
+        "excerpt": {
+            "tokens": reached,
+            "pack_tokens": count(chosen.text),
+            "all_lines": {
+                str(b): bool(lines) and line_coverage(lines, _ranges(shown_of(d.pack))) == 1.0
+                for b, d in delivered.items()
+            },
+            **dict(
+                zip(
+                    ("outside_gold_files", "outside_gold_functions"),
+                    outside_shares(shown_of(chosen.pack), gold, spans),
+                    strict=True,
+                )
+            ),
+        },
+        "default": {
+            "tokens": reach_tokens(
+                chosen_default.text, shown_of(chosen_default.pack), lines, count
+            ),
+            "pack_tokens": count(chosen_default.text),
+        },
+        "cause": reach_cause(chosen.pack, lines, first, gold, reached),
+    }
+    rendered, shown = baseline_packs[REACH_BUDGET]
+    out["bm25"] = {
+        "tokens": reach_tokens(rendered, shown, lines, count),
+        "pack_tokens": count(rendered),
+        "all_lines": {
+            str(b): bool(lines) and line_coverage(lines, _ranges(baseline_packs[b][1])) == 1.0
+            for b in budgets
+        },
+        **dict(
+            zip(
+                ("outside_gold_files", "outside_gold_functions"),
+                outside_shares(shown, gold, spans),
+                strict=True,
+            )
+        ),
+    }
+    return out
+
+
+def _gold_spans(
+    view: IndexView, served: set[str], lines: dict[str, list[list[int]]]
+) -> dict[str, list[tuple[int, int]]]:
+    """Per served gold file, the innermost definition holding each changed line (the line
+    itself outside any): the gold functions."""
+    try:
+        symbols = view.symbols_in(sorted(served))
+    except ReplayMiss:
+        symbols = []
+    out: dict[str, list[tuple[int, int]]] = {}
+    for path in served:
+        mine = [(s.start_line, s.end_line) for s in symbols if s.path == path]
+        for start, end in lines.get(path, ()):
+            for n in range(start, end + 1):
+                holding = [(s, e) for s, e in mine if s <= n <= e]
+                out.setdefault(path, []).append(
+                    min(holding, key=lambda se: se[1] - se[0]) if holding else (n, n)
+                )
+    return out
 
 
 def summarise(rows: Sequence[dict[str, Any]], budgets: Sequence[int]) -> dict[str, Any]:
@@ -540,6 +627,7 @@ def summarise(rows: Sequence[dict[str, Any]], budgets: Sequence[int]) -> dict[st
             },
         }
     report["excerpt"].update(primary_summary(rows, budgets))
+    report["reach"] = reach_summary(rows, budgets)
     if any("replay_unrecorded" in r for r in rows):
         # a lenient replay: files the ranking reached that the recording never held
         missed = [len(r.get("replay_unrecorded", ())) for r in rows]
@@ -585,6 +673,7 @@ def render_report(report: dict[str, Any], budgets: Sequence[int]) -> str:
     for q in ("p50", "p95"):
         ours, theirs = report["excerpt"]["latency_ms"][q], report["bm25"]["latency_ms"][q]
         lines.append(f"| latency {q} (ms) | {ours} | {theirs} |")
+    lines += reach_table(report["reach"])
     lines += primary_table(report["excerpt"], budgets)
     lines += [
         "",

@@ -65,7 +65,7 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
 
 def fit(xs: Sequence[Sequence[float]], ys: Sequence[int], rounds: int = 25) -> list[float]:
     """Ridge logistic regression (the bias not penalised) by Newton's method."""
-    k = len(FEATURES)
+    k = len(xs[0]) if xs else len(FEATURES)
     w = [0.0] * k
     for _ in range(rounds):
         grad = [(_RIDGE * w[j] if j else 0.0) for j in range(k)]

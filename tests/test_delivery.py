@@ -8,6 +8,7 @@ subprocess), declaring the client names Claude Code and Codex send in ``initiali
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -111,16 +112,21 @@ def test_at_the_smallest_budgets_the_result_still_fits_and_names_what_was_left_o
 
 @pytest.mark.parametrize("budget", [1_000, 4_000, 32_000])
 @pytest.mark.parametrize(("name", "task"), CASES)
-def test_excerpts_of_a_file_are_together_in_line_order_and_no_sliver_is_served(
+def test_excerpts_never_overlap_a_file_met_again_is_named_again_and_no_sliver_is_served(
     fixtures: tuple[dict[str, Path], Path], name: str, task: str, budget: int
 ) -> None:
     repos, cache = fixtures
-    items = deliver.build_pack(request(repos[name], task, budget, cache)).pack.to_dict()["items"]
+    delivered = deliver.build_pack(request(repos[name], task, budget, cache))
+    items = delivered.pack.to_dict()["items"]
     paths = [i["path"] for i in items]
-    assert paths == sorted(paths, key=paths.index)  # one run per file
     for path in set(paths):
-        starts = [i["start_line"] for i in items if i["path"] == path]
-        assert starts == sorted(starts)
+        spans = sorted((i["start_line"], i["end_line"]) for i in items if i["path"] == path)
+        assert all(a[1] < b[0] for a, b in itertools.pairwise(spans)), spans
+    number = {p: n for n, p in enumerate(dict.fromkeys(paths), start=1)}
+    runs = [p for n, p in enumerate(paths) if n == 0 or paths[n - 1] != p]
+    for path in set(paths):  # each return to a file is headed again, with its number
+        again = f"\n## {number[path]}. `{path}`, again\n"
+        assert delivered.text.count(again) == runs.count(path) - 1
     for item in items:
         lines = item["end_line"] - item["start_line"] + 1
         if lines <= 2:

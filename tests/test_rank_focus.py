@@ -158,12 +158,16 @@ def test_the_top_file_is_served_whole_when_it_fits_in_seven_tenths_of_the_budget
         return [dict(i) for i in pack.to_dict()["items"] if i["path"] == "calc/ops.py"]
 
     whole = items(size * 10 // 7 + 10)
-    assert [(i["kind"], i["start_line"], i["end_line"]) for i in whole] == [("file", 1, lines)]
+    # every line of the file, its strongest region first: ``add`` with the two blank lines
+    # above it (where a new function would go), then the rest of the file
+    served = sorted(n for i in whole for n in range(i["start_line"], i["end_line"] + 1))
+    assert served == list(range(1, lines + 1))
+    assert whole[0]["start_line"] <= lines - 3 and whole[0]["end_line"] == lines
+    assert {r["signal"] for i in whole[1:] for r in i["reasons"]} >= {"match"}
     focused = items(size * 10 // 7 - 10)
-    assert focused and all(i["kind"] != "file" for i in focused)
-    # ``add`` with the two blank lines above it: where a new function would go (the file's
-    # excerpts come in line order, so it is the last)
-    assert focused[-1]["start_line"] <= lines - 3 and focused[-1]["end_line"] == lines
+    covered = {n for i in focused for n in range(i["start_line"], i["end_line"] + 1)}
+    assert focused and len(covered) < lines
+    assert focused[0]["start_line"] <= lines - 3 and focused[0]["end_line"] == lines
 
 
 def _symbol(name: str, start: int, end: int) -> SymbolSpan:

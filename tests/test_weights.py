@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from excerpt.errors import UsageError
+from excerpt.pack.build import REGION_FEATURES
 from excerpt.rank.weights import Weights, default_weights, load_weights
 
 
@@ -50,8 +51,9 @@ def test_a_variant_changes_only_the_keys_it_names(tmp_path: Path) -> None:
         ("lexical_gain = true\n", "lexical_gain must be a number"),
         ("whole_shares = 0.7\n", "whole_shares must be a list of numbers"),
         ("lexical_gain = \n", "is not valid TOML"),
+        ("region_coefficients = [1.0, 2.0]\n", "region_coefficients needs 6 numbers"),
     ],
-    ids=["unknown", "fraction", "negative", "bool", "not-a-list", "not-toml"],
+    ids=["unknown", "fraction", "negative", "bool", "not-a-list", "not-toml", "coefficients"],
 )
 def test_a_bad_variant_is_a_usage_error_naming_the_key(
     tmp_path: Path, text: str, message: str
@@ -65,3 +67,7 @@ def test_a_bad_variant_is_a_usage_error_naming_the_key(
 def test_an_unreadable_variant_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="cannot read weights"):
         load_weights(tmp_path / "missing.toml")
+
+
+def test_the_region_coefficients_are_one_per_region_feature() -> None:
+    assert len(default_weights().region_coefficients) == len(REGION_FEATURES)

@@ -31,6 +31,7 @@ from excerpt.evals.primary import (
     primary_metrics,
     primary_summary,
     primary_table,
+    region_calibration_rows,
 )
 from excerpt.evals.reach import (
     REACH_BUDGET,
@@ -484,6 +485,7 @@ def _score(
             "default": reach["default"],
         },
         "calibration": calibration_rows(prep, gold),
+        "region_calibration": region_calibration_rows(prep, gold, lines),
         "bm25": {
             **_file_metrics(baseline, gold),
             "line_coverage": baseline_cov,

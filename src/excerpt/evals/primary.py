@@ -9,12 +9,13 @@ directory holds and whose fix touched a test file, and says how many those were.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from excerpt.evals.fixes import FixCommits
 from excerpt.evals.metrics import mean
+from excerpt.pack.build import region_features
 from excerpt.pack.model import Pack
 from excerpt.pack.prepare import Prepared
 from excerpt.rank.confidence import features
@@ -24,6 +25,7 @@ __all__ = [
     "primary_metrics",
     "primary_summary",
     "primary_table",
+    "region_calibration_rows",
     "related_tests_hit",
 ]
 
@@ -70,6 +72,25 @@ def calibration_rows(prep: Prepared, gold: set[str]) -> dict[str, Any]:
         "x": [[round(v, 5) for v in x] for x in features(top)],
         "y": [int(c.path in gold) for c in top],
     }
+
+
+def region_calibration_rows(
+    prep: Prepared, gold: set[str], lines: Mapping[str, Sequence[Sequence[int]]]
+) -> dict[str, Any]:
+    """The region features (``excerpt.pack.build.REGION_FEATURES``) of every region of each
+    gold file among the first candidates, and whether it holds a changed line: what the
+    regions' share among those of a changed file is fitted on."""
+    want = {(p, n) for p, ranges in lines.items() for s, e in ranges for n in range(s, e + 1)}
+    xs: list[list[float]] = []
+    ys: list[int] = []
+    for cand in prep.candidates[:CALIBRATION_TOP]:
+        if cand.path not in gold or cand.path not in lines:
+            continue
+        for index, region in enumerate(prep.regions[cand.path]):
+            xs.append([round(v, 5) for v in region_features(index, region)])
+            span = range(region.start_line, region.end_line + 1)
+            ys.append(int(any((cand.path, n) in want for n in span)))
+    return {"x": xs, "y": ys}
 
 
 def related_tests_hit(

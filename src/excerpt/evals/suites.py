@@ -62,7 +62,12 @@ class SuiteResult:
 
 
 def _ranked(pack: dict[str, Any]) -> list[str]:
-    return list(dict.fromkeys(item["path"] for item in pack["items"]))
+    """The pack's files in the ranking's order (``file_rank``; a test the ranking never
+    reached after them, in reading order): excerpts are read by their chance of holding a
+    changed line, so the reading order is not the ranking."""
+    files = list(dict.fromkeys(item["path"] for item in pack["items"]))
+    rank = {i["path"]: i.get("file_rank", len(files) + 1_000_000) for i in pack["items"]}
+    return sorted(files, key=lambda p: rank[p])
 
 
 def _score_retrieval(case: RetrievalCase, pack: dict[str, Any], k: int) -> dict[str, Any]:

@@ -22,11 +22,12 @@ from excerpt.pack.handles import Handle, format_handle
 from excerpt.pack.model import Item, Omitted, Pack, Plan, PlanEntry, Role
 from excerpt.pack.prepare import Prepared
 from excerpt.pack.regions import Region
+from excerpt.rank.confidence import logistic
 from excerpt.rank.score import Candidate, Reason
 from excerpt.rank.signals import NAMED_IN_TASK
 from excerpt.risk import classify_path
 
-__all__ = ["plan_of", "remember", "select"]
+__all__ = ["REGION_FEATURES", "plan_of", "region_chance", "region_features", "remember", "select"]
 
 
 _REASON_FOR_SIGNAL = {
@@ -38,6 +39,7 @@ _REASON_FOR_SIGNAL = {
     "calls": "called by the chosen lines",
     "called_by": "calls the chosen lines",
     "test": "a test naming the primary file's definitions",
+    "rest": "the rest of a small file ranked near the top",
 }
 _WARNINGS = (
     ("bidi-control", re.compile("[\u202a-\u202e\u2066-\u2069]")),
@@ -57,6 +59,7 @@ class _Piece:
     data: bytes
     truncated: bool = False  # cut to whole lines around the focus to fit
     joined: bool = False  # two excerpts of a file and the few lines between them
+    order: int = 0  # when it was chosen: the strongest first
 
 
 def plan_of(prep: Prepared) -> Plan:
@@ -64,7 +67,7 @@ def plan_of(prep: Prepared) -> Plan:
     entries: list[PlanEntry] = []
     omitted = list(prep.omitted)
     # the plan lists regions; serving a small top file whole is a packing decision
-    for cand, region, size, _group in _ordered(prep, 0):
+    for cand, region, size, _group, _chance in _ordered(prep, 0):
         omitted.extend(_secret_omissions(prep, cand.path, region))
         entries.append(
             PlanEntry(
@@ -127,7 +130,8 @@ def select(
     spared: set[str] = set()  # held handles whose lines the pack would have sent
     withheld = False
     related_room = math.floor(budget * prep.weights.related_share)
-    for cand, region, _size, group in _ordered(prep, budget, fill=fill):
+    worth = prep.weights.region_worth_tokens
+    for cand, region, _size, group, chance in _ordered(prep, budget, fill=fill):
         for whole in _pieces(prep, cand, region, omitted):
             spared.update(
                 str(h)
@@ -135,7 +139,14 @@ def select(
                 if h.start_line <= whole.end and whole.start <= h.end_line
             )
             for piece in _untaken(whole, taken.get(cand.path, set())):
-                if group == _BELOW_FLOOR and not fill:
+                # stopping short, a region is served when its chance of holding a line
+                # to change, in tokens it saves, is worth what it costs
+                below = group == _BELOW_FLOOR or (
+                    worth > 0
+                    and chance * worth < len(piece.data) / _BYTES_PER_TOKEN
+                    and bool(chosen)  # the strongest region is always served
+                )
+                if below and not fill and group != _RELATED:
                     omitted.append(_omission(prep, piece, "budget", confident=True))
                     withheld = True
                     continue
@@ -151,7 +162,12 @@ def select(
                     related_room -= took
                 for p in chosen[before:]:
                     taken.setdefault(p.candidate.path, set()).update(range(p.start, p.end + 1))
+    chosen = [replace(p, order=n) for n, p in enumerate(chosen)]
     joined, remaining = _join_neighbours(prep, _in_file_order(chosen), remaining, holding)
+    if prep.weights.read_order == 1:
+        joined = _in_read_order(joined)
+    elif prep.weights.read_order == 2:
+        joined = sorted(joined, key=lambda p: p.order)
     covered = {(p.candidate.path, n) for p in joined for n in range(p.start, p.end + 1)}
     omitted = [o for o in omitted if not _served(o, covered)]
     items = [_item(prep, p, rank) for rank, p in enumerate(joined, start=1)]
@@ -265,7 +281,12 @@ def _join_neighbours(
             s <= n <= e for s, e in prep.secrets.get(piece.candidate.path, []) for n in gap
         ) or any(n in held.get(piece.candidate.path, ()) for n in gap)
         size = sum(len(lines[n - 1]) for n in gap)
-        if len(gap) > prep.weights.gap_lines or barred or size > remaining:
+        # read strongest first, a region and the rest of its file stay apart: joined, the
+        # rest would be read where the region is
+        apart = prep.weights.read_order == 2 and (last.region.signal == "rest") != (
+            piece.region.signal == "rest"
+        )
+        if len(gap) > prep.weights.gap_lines or barred or size > remaining or apart:
             out.append(piece)
             continue
         remaining -= size
@@ -273,7 +294,7 @@ def _join_neighbours(
         out[-1] = _Piece(
             piece.candidate, strong.region, last.start, piece.end,
             b"".join(lines[last.start - 1 : piece.end]),
-            last.truncated or piece.truncated, joined=True,
+            last.truncated or piece.truncated, joined=True, order=min(last.order, piece.order),
         )  # fmt: skip
     return out, remaining
 
@@ -293,6 +314,14 @@ def _in_file_order(pieces: list[_Piece]) -> list[_Piece]:
     for n, piece in enumerate(pieces):
         first.setdefault(piece.candidate.path, n)
     return sorted(pieces, key=lambda p: (first[p.candidate.path], p.start))
+
+
+def _in_read_order(pieces: list[_Piece]) -> list[_Piece]:
+    """Files in the order they were first chosen, each file's excerpts strongest first."""
+    first: dict[str, int] = {}
+    for piece in sorted(pieces, key=lambda p: p.order):
+        first.setdefault(piece.candidate.path, piece.order)
+    return sorted(pieces, key=lambda p: (first[p.candidate.path], p.order))
 
 
 def _worth_serving(piece: _Piece, *, whole: bool) -> bool:
@@ -349,6 +378,7 @@ _PRIMARY, _RELATED, _WARRANTED, _BELOW_FLOOR = range(4)
 # a pack that withheld files but left less than this share of its text budget unused did
 # not stop short: the budget was spent
 _SHORT_SHARE = 0.05
+_BYTES_PER_TOKEN = 3.5  # source text, o200k: about
 _SELECTION_ORDER = {_PRIMARY: 0, _WARRANTED: 0, _RELATED: 1, _BELOW_FLOOR: 2}
 _TEST_OF_PRIMARY = Reason("graph", "a test of a primary file")
 _TEST_OF_TASK = Reason("graph", "the best-ranked test of the task")
@@ -356,7 +386,7 @@ _TEST_OF_TASK = Reason("graph", "the best-ranked test of the task")
 
 def _ordered(
     prep: Prepared, budget: int, *, fill: bool = True
-) -> list[tuple[Candidate, Region, int, int]]:
+) -> list[tuple[Candidate, Region, int, int, float]]:
     """Every region to serve, with its group, in selection order: the regions of the primary
     files and of the others whose confidence is at least ``pack_floor`` (with ``fill``, of
     every file), in the order ``_ordered_regions`` gives them; the related tests' chosen
@@ -367,22 +397,22 @@ def _ordered(
     pack that stops short, or one whose candidates all fit."""
     primary = set(prep.primary)
     floor = prep.weights.pack_floor
-    out: list[tuple[Candidate, Region, int, int]] = []
-    for cand, region, size in _ordered_regions(prep, budget):
+    out: list[tuple[Candidate, Region, int, int, float]] = []
+    for cand, region, size, chance in _ordered_regions(prep, budget):
         if cand.path in primary:
             group = _PRIMARY
         elif prep.confidence.get(cand.path, 0.0) >= floor:
             group = _WARRANTED
         else:
             group = _BELOW_FLOOR
-        out.append((cand, region, size, group))
+        out.append((cand, region, size, group, chance))
     ranked = {c.path: c for c in prep.candidates}
     for test, subject in prep.related:
         base = ranked.get(test) or Candidate(path=test, score=0.0, tier=0, reasons=(), anchors=())
         why = _TEST_OF_PRIMARY if subject is not None else _TEST_OF_TASK
         cand = replace(base, reasons=(why, *base.reasons))
         for region in prep.related_regions[test]:
-            out.append((cand, region, _region_size(prep, test, region), _RELATED))
+            out.append((cand, region, _region_size(prep, test, region), _RELATED, 0.0))
     order = {**_SELECTION_ORDER, _BELOW_FLOOR: 0} if fill else _SELECTION_ORDER
     return sorted(out, key=lambda r: order[r[3]])
 
@@ -404,10 +434,80 @@ def _related_to(prep: Prepared, path: str) -> str | None:
     return next((subject for test, subject in prep.related if test == path), None)
 
 
-def _ordered_regions(prep: Prepared, budget: int) -> list[tuple[Candidate, Region, int]]:
+# what a region's share among the regions of a file the change touches is fitted on, in
+# the order of ``region_coefficients`` (scripts/calibrate_regions.py)
+REGION_FEATURES = ("bias", "weight", "strongest", "second", "log2_lines", "named_definition")
+
+
+def region_features(index: int, region: Region) -> tuple[float, ...]:
+    """``REGION_FEATURES`` of ``region``, the ``index``-th strongest of its file."""
+    lines = region.end_line - region.start_line + 1
+    return (
+        1.0, region.weight, float(index == 0), float(index == 1), math.log2(lines + 1),
+        float(region.signal == "defines"),
+    )  # fmt: skip
+
+
+def region_chance(prep: Prepared, cand: Candidate, index: int, region: Region) -> float:
+    """The chance that ``region`` (the ``index``-th strongest of its file) holds a line the
+    change touches: the file's confidence (to ``chance_file_power``) times the share of such
+    regions among those of a file the change touches with the same features."""
+    w = prep.weights
+    sure = float(prep.confidence.get(cand.path, 0.0) ** w.chance_file_power)
+    return sure * logistic(region_features(index, region), w.region_coefficients)
+
+
+def _by_chance(prep: Prepared, budget: int) -> list[tuple[Candidate, Region, int, float]]:
+    """Every region by its chance of holding a changed line per byte (``chance_size``
+    its exponent), a small top file's remaining lines after its regions; the files the
+    change is known to touch first."""
+    out: list[tuple[float, int, int, Candidate, Region, int, float]] = []
+    alpha = prep.weights.chance_size
+    for rank, cand in enumerate(prep.candidates):
+        regions = prep.regions[cand.path]
+        for i, region in enumerate(regions):
+            size = _region_size(prep, cand.path, region)
+            chance = region_chance(prep, cand, i, region)
+            out.append(
+                (
+                    chance / max(size, 1) ** alpha,
+                    rank,
+                    region.start_line,
+                    cand,
+                    region,
+                    size,
+                    chance,
+                )
+            )
+        whole = _whole(prep, rank, cand, budget) if rank < prep.weights.rest_files else None
+        if whole:
+            rest = replace(whole[0], signal="rest")
+            size = _region_size(prep, cand.path, rest)
+            sure = float(prep.confidence.get(cand.path, 0.0) ** prep.weights.chance_file_power)
+            chance = sure * prep.weights.rest_share
+            out.append((chance / max(size, 1) ** alpha, rank, 0, cand, rest, size, chance))
+    # a file the change is known to touch (its tier) before any other; then, with
+    # ``chance_breadth``, the strongest region of each of the top ``breadth`` files
+    firsts = set()
+    if prep.weights.chance_breadth:
+        seen: set[str] = set()
+        for n, r in sorted(enumerate(out), key=lambda nr: (-nr[1][0], nr[1][1])):
+            if r[1] < prep.weights.breadth and r[3].path not in seen and r[4].signal != "rest":
+                seen.add(r[3].path)
+                firsts.add(n)
+    keyed = sorted(
+        range(len(out)),
+        key=lambda n: (-out[n][3].tier, n not in firsts, -out[n][0], out[n][1], out[n][2]),
+    )
+    return [(out[n][3], out[n][4], out[n][5], out[n][6]) for n in keyed]
+
+
+def _ordered_regions(prep: Prepared, budget: int) -> list[tuple[Candidate, Region, int, float]]:
     """The first region of each of the top ``breadth`` files in rank order, then every other
     region by its own score: a strong file's second function before a weak file's first
     (files still appear in rank order: first regions swap places among themselves)."""
+    if prep.weights.region_order:
+        return _by_chance(prep, budget)
     firsts: list[tuple[Candidate, Region, int]] = []
     rest: list[tuple[Candidate, Region, int, int]] = []  # rank of a first region, else -1
     for rank, cand in enumerate(prep.candidates):
@@ -423,7 +523,10 @@ def _ordered_regions(prep: Prepared, budget: int) -> list[tuple[Candidate, Regio
     slots = [n for n, r in enumerate(rest) if r[3] >= 0]
     for n, first in zip(slots, sorted((rest[n] for n in slots), key=lambda r: r[3]), strict=True):
         rest[n] = first
-    return firsts + [(c, r, s) for c, r, s, _ in rest]
+    return [
+        (c, r, s, prep.confidence.get(c.path, 0.0))
+        for c, r, s in firsts + [(c, r, s) for c, r, s, _ in rest]
+    ]
 
 
 def _secret_cuts(prep: Prepared, path: str, region: Region) -> list[tuple[int, int]]:
@@ -568,7 +671,12 @@ def _item(prep: Prepared, piece: _Piece, rank: int) -> Item:
         role=_role(prep, piece.candidate.path),
         confidence=prep.confidence.get(piece.candidate.path, 0.0),
         related_to=_related_to(prep, piece.candidate.path),
+        file_rank=_file_rank(prep).get(piece.candidate.path),
     )
+
+
+def _file_rank(prep: Prepared) -> dict[str, int]:
+    return {c.path: n for n, c in enumerate(prep.candidates, start=1)}
 
 
 def _remember(prep: Prepared, items: Sequence[Item]) -> None:

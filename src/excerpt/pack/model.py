@@ -75,6 +75,7 @@ class ItemDict(TypedDict):
     confidence: float
     related_to: NotRequired[str]
     tokens: NotRequired[O200k]
+    file_rank: NotRequired[int]
 
 
 class OmittedDict(TypedDict):
@@ -145,12 +146,12 @@ class PlanDict(TypedDict):
 
 def _wire(record: Any) -> dict[str, Any]:
     """A flat record's JSON form: its fields by name, reasons as ``{signal, detail}``, an
-    unset ``related_to`` left out."""
+    unset ``related_to`` or ``file_rank`` left out."""
     return {
         f.name: [r.to_dict() for r in value] if f.name == "reasons" else value
         for f in fields(record)
         for value in (getattr(record, f.name),)
-        if not (f.name == "related_to" and value is None)
+        if not (f.name in ("related_to", "file_rank") and value is None)
     }
 
 
@@ -180,6 +181,9 @@ class Item:
     confidence: float = 0.0  # that the change touches this file (calibrated, 0..1)
     related_to: str | None = None  # a related test: the primary file it tests
     tokens: int | None = None  # exact o200k tokens of ``text``, once delivered
+    # the file's place in the ranking (1: the first); None for a test the ranking never
+    # reached: excerpts are read by their chance of holding a changed line, not by file
+    file_rank: int | None = None
 
     def __post_init__(self) -> None:
         _check_role(self.role, self.confidence)

@@ -96,6 +96,15 @@ class Weights:
     breadth: int
     whole_shares: tuple[float, ...]
     gap_lines: int
+    read_order: int
+    region_order: int
+    region_coefficients: tuple[float, ...]
+    chance_size: float
+    chance_breadth: int
+    chance_file_power: float
+    region_worth_tokens: float
+    rest_share: float
+    rest_files: int
     confidence_coefficients: tuple[float, ...]
     primary_confidence: float
     pack_floor: float
@@ -116,6 +125,7 @@ class Weights:
 
 
 _TYPES = {f.name: str(f.type) for f in dataclasses.fields(Weights)}
+_REGION_FEATURES = 6  # excerpt.pack.build.REGION_FEATURES (a test holds them equal)
 
 
 def _number(value: Any) -> bool:
@@ -177,4 +187,7 @@ def load_weights(path: Path) -> Weights:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read weights {path}: {type(exc).__name__}") from None
-    return dataclasses.replace(default_weights(), **_parse(text, str(path)))
+    weights = dataclasses.replace(default_weights(), **_parse(text, str(path)))
+    if len(weights.region_coefficients) != _REGION_FEATURES:
+        raise UsageError(f"{path}: region_coefficients needs {_REGION_FEATURES} numbers")
+    return weights

@@ -283,14 +283,28 @@ def render_pack_md(
     legend: dict[str, str] = {}
     body: list[str] = []
     number = {path: n for n, path in enumerate(files, start=1)}
-    for n, path in enumerate(files, start=1):
-        mine = [i for i in items if i["path"] == path]
-        why = _why(mine[0]["reasons"], legend)
-        role = _role(mine[0], number)
-        body += [
-            "",
-            f"## {n}. `{escape_controls(path)}`{role}" + (f" · {why}" if why else ""),
-        ]
+    # items in the pack's order, a header each time the file changes: a file met again
+    # (its weaker regions after another file's stronger ones) is named by its number
+    runs: list[list[Mapping[str, Any]]] = []
+    for item in items:
+        if runs and runs[-1][0]["path"] == item["path"]:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    headed: set[str] = set()
+    for mine in runs:
+        path = mine[0]["path"]
+        n = number[path]
+        if path in headed:
+            body += ["", f"## {n}. `{escape_controls(path)}`, again"]
+        else:
+            headed.add(path)
+            why = _why(mine[0]["reasons"], legend)
+            role = _role(mine[0], number)
+            body += [
+                "",
+                f"## {n}. `{escape_controls(path)}`{role}" + (f" · {why}" if why else ""),
+            ]
         for item in mine:
             cut = ", cut to fit" if item["truncated"] else ""
             lines = _lines_reason(item["reasons"])
@@ -314,7 +328,7 @@ def render_pack_md(
 
     def assemble() -> list[str]:
         nexts = ["Next by rank:", *shown] if shown else []
-        return [head[0], *notes_, head[1], *guide_, *primary_, *legend_, *body, *tail, *nexts]
+        return [head[0], *notes_, head[1], *guide_, *primary_, *body, *legend_, *tail, *nexts]
 
     # what gives way, in order: the primary files' line (the JSON keeps every confidence),
     # the legend, the next regions one by one, notes (the guide, how to ask for more, stays)

@@ -276,8 +276,9 @@ def render_pack_md(
     short = pack["budget"].get("stopped_short")
     if short is not None:
         guide += (
-            f" Stopped short of the budget: every file left is below confidence"
-            f" {short['floor']:.2f} (ask without stop-short to use it all)."
+            " Stopped short of the budget: each region left (under Left out, with its"
+            f" handle) is in a file below confidence {short['floor']:.2f} or less likely to"
+            " hold a line to change than it costs (ask without stop-short to use it all)."
         )
     guide += _held(pack)
     legend: dict[str, str] = {}

@@ -26,7 +26,7 @@ from excerpt.evals.session.arms import ARMS, run_sessions
 from excerpt.evals.session.excerpt_arm import PackAnswer, Region, RetrieveAnswer, SeedAnswer
 from excerpt.evals.session.hooks_arm import HOOK_SEED
 from excerpt.evals.session.ledger import Evidence
-from excerpt.evals.session.report import pair_problems, summarise
+from excerpt.evals.session.report import pair_problems, render_report, summarise
 from excerpt.evals.session.terms import search_plan
 from excerpt.evals.session.workspace import Corpus
 from excerpt.mcp.clients import ClientProfile
@@ -431,3 +431,19 @@ def test_a_claude_read_over_the_token_cap_pages_on_as_its_partial_view_says() ->
         assert after["offset"] == before["offset"] + before["limit"]
     assert all(c.tokens <= 25_000 + 200 for c in ledger.calls)  # a page, and its note
     assert ledger.all_gold is not None
+
+
+def test_the_report_leads_with_each_arm_s_gold_reach_shares() -> None:
+    rows = []
+    for n, (tokens, reached) in enumerate([(400, True), (1_500, True), (9_000, True), (50, False)]):
+        row = _row(tokens_to_all_gold_censored=tokens, reached_all=reached)
+        rows.append({**row, "instance_id": f"t{n}"})
+    report = summarise(rows, ["claude-baseline", "claude-excerpt"], 10)
+    reach = report["arms"]["claude-excerpt"]["reach"]
+    # the unreached session never counts, however few tokens it was charged
+    assert reach == {"500": 0.25, "1000": 0.25, "2000": 0.5, "4000": 0.5, "8000": 0.5}
+    assert report["arms"]["claude-baseline"]["reach"]["500"] == 1.0
+    text = render_report(report)
+    assert text.index("Gold reach") < text.index("to first gold (median")
+    assert "| claude-excerpt | 25% | 25% | 50% | 50% | 50% |" in text
+    assert "much weaker than a real one" in report["note"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from excerpt.core.hashing import sha256_hex
 from excerpt.core.settings import MAX_BUDGET
@@ -67,7 +67,8 @@ def plan_of(prep: Prepared) -> Plan:
     entries: list[PlanEntry] = []
     omitted = list(prep.omitted)
     # the plan lists regions; serving a small top file whole is a packing decision
-    for cand, region, size, _group, _chance in _ordered(prep, 0):
+    for offer in _ordered(prep, 0):
+        cand, region = offer.candidate, offer.region
         omitted.extend(_secret_omissions(prep, cand.path, region))
         entries.append(
             PlanEntry(
@@ -77,7 +78,7 @@ def plan_of(prep: Prepared) -> Plan:
                 end_line=region.end_line,
                 score=_region_score(cand, region),
                 reasons=_reasons(cand, region),
-                bytes=size,
+                bytes=offer.size,
                 role=_role(prep, cand.path),
                 confidence=prep.confidence.get(cand.path, 0.0),
                 related_to=_related_to(prep, cand.path),
@@ -118,73 +119,122 @@ def select(
     the caller already holds; the lines of those whose file is unchanged are not sent again
     (the budget goes to the next regions), and a changed file is served as if none were.
     """
-    remaining = budget
-    chosen: list[_Piece] = []
-    omitted = list(prep.omitted)
-    served: set[str] = set()  # excerpt hashes: the same text reached twice is served once
-    fresh, stale = _held(prep, held)
-    holding = {
-        p: {n for h in hs for n in range(h.start_line, h.end_line + 1)} for p, hs in fresh.items()
-    }
-    taken: dict[str, set[int]] = {p: set(lines) for p, lines in holding.items()}  # by path
-    spared: set[str] = set()  # held handles whose lines the pack would have sent
-    withheld = False
-    related_room = math.floor(budget * prep.weights.related_share)
-    worth = prep.weights.region_worth_tokens
-    for cand, region, _size, group, chance in _ordered(prep, budget, fill=fill):
-        for whole in _pieces(prep, cand, region, omitted):
-            spared.update(
+    selection = _Selection.start(prep, budget, fill=fill, held=held)
+    for offer in _ordered(prep, budget, fill=fill):
+        selection.offer(offer)
+    return selection.pack(task, budget if hard_budget is None else hard_budget)
+
+
+@dataclass(slots=True, kw_only=True)
+class _Selection:
+    """A pack being filled: the text budget left (and the related tests' share of it), the
+    pieces chosen and left out, and what the caller already holds."""
+
+    prep: Prepared
+    budget: int
+    fill: bool
+    remaining: int
+    related_room: int  # related tests take at most this share of the budget
+    fresh: dict[str, list[Handle]]  # held handles of unchanged files, by path
+    stale: list[str]  # held handles of changed files (their lines are served again)
+    holding: dict[str, set[int]]  # the lines the caller holds, by path
+    taken: dict[str, set[int]]  # the lines held or chosen, by path
+    chosen: list[_Piece] = field(default_factory=list)
+    omitted: list[Omitted] = field(default_factory=list)
+    served: set[str] = field(default_factory=set)  # excerpt hashes: a text is served once
+    spared: set[str] = field(default_factory=set)  # held handles the pack would have sent
+    withheld: bool = False  # stopping short, a piece was left out as not worth its tokens
+
+    @classmethod
+    def start(
+        cls, prep: Prepared, budget: int, *, fill: bool, held: Sequence[Handle]
+    ) -> _Selection:
+        fresh, stale = _held(prep, held)
+        holding = {
+            p: {n for h in hs for n in range(h.start_line, h.end_line + 1)}
+            for p, hs in fresh.items()
+        }
+        return cls(
+            prep=prep, budget=budget, fill=fill, remaining=budget,
+            related_room=math.floor(budget * prep.weights.related_share),
+            fresh=fresh, stale=stale, holding=holding,
+            taken={p: set(lines) for p, lines in holding.items()},
+            omitted=list(prep.omitted),
+        )  # fmt: skip
+
+    def offer(self, offer: _Offer) -> None:
+        """Serve what the caller does not hold of ``offer``'s region, secret lines aside, or
+        list it as left out."""
+        path = offer.candidate.path
+        for whole in _pieces(self.prep, offer.candidate, offer.region, self.omitted):
+            self.spared.update(
                 str(h)
-                for h in fresh.get(cand.path, ())
+                for h in self.fresh.get(path, ())
                 if h.start_line <= whole.end and whole.start <= h.end_line
             )
-            for piece in _untaken(whole, taken.get(cand.path, set())):
-                # stopping short, a region is served when its chance of holding a line
-                # to change, in tokens it saves, is worth what it costs
-                below = group == _BELOW_FLOOR or (
-                    worth > 0
-                    and chance * worth < len(piece.data) / _BYTES_PER_TOKEN
-                    and bool(chosen)  # the strongest region is always served
-                )
-                if below and not fill and group != _RELATED:
-                    omitted.append(_omission(prep, piece, "budget", confident=True))
-                    withheld = True
-                    continue
-                if group == _RELATED and fill:
-                    omitted.append(_omission(prep, piece, "budget"))
-                    continue
-                before = len(chosen)
-                # related tests take at most their share of the budget
-                room = min(remaining, related_room) if group == _RELATED else remaining
-                took = _take(prep, piece, room, chosen, served, omitted)
-                remaining -= took
-                if group == _RELATED:
-                    related_room -= took
-                for p in chosen[before:]:
-                    taken.setdefault(p.candidate.path, set()).update(range(p.start, p.end + 1))
-    chosen = [replace(p, order=n) for n, p in enumerate(chosen)]
-    joined, remaining = _join_neighbours(prep, _in_file_order(chosen), remaining, holding)
-    if prep.weights.read_order == 1:
-        joined = _in_read_order(joined)
-    elif prep.weights.read_order == 2:
-        joined = sorted(joined, key=lambda p: p.order)
-    covered = {(p.candidate.path, n) for p in joined for n in range(p.start, p.end + 1)}
-    omitted = [o for o in omitted if not _served(o, covered)]
-    items = [_item(prep, p, rank) for rank, p in enumerate(joined, start=1)]
-    return Pack(
-        task_sha256=sha256_hex(task.encode("utf-8", "surrogatepass")),
-        budget_bytes=budget if hard_budget is None else hard_budget,
-        items=tuple(items),
-        omitted=_unique_omissions(omitted),
-        warnings=tuple(_warnings(items)),
-        graph=prep.graph,
-        stats=_stats(prep),
-        stopped_short=prep.weights.pack_floor
-        if withheld and remaining > budget * _SHORT_SHARE
-        else None,
-        already_held=tuple(sorted(spared)),
-        held_stale=tuple(sorted(stale)),
-    )
+            for piece in _untaken(whole, self.taken.get(path, set())):
+                self._consider(offer, piece)
+
+    def _consider(self, offer: _Offer, piece: _Piece) -> None:
+        if self._withholds(offer, piece):
+            self.omitted.append(_omission(self.prep, piece, "budget", confident=True))
+            self.withheld = True
+            return
+        related = offer.group == "related"
+        if related and self.fill:
+            self.omitted.append(_omission(self.prep, piece, "budget"))
+            return
+        before = len(self.chosen)
+        room = min(self.remaining, self.related_room) if related else self.remaining
+        took = _take(self.prep, piece, room, self.chosen, self.served, self.omitted)
+        self.remaining -= took
+        if related:
+            self.related_room -= took
+        for p in self.chosen[before:]:
+            self.taken.setdefault(p.candidate.path, set()).update(range(p.start, p.end + 1))
+
+    def _withholds(self, offer: _Offer, piece: _Piece) -> bool:
+        """Whether a pack that stops short leaves ``piece`` out: its file is below the floor,
+        or its region's chance of holding a line to change, in tokens it saves, is not worth
+        what it costs (the strongest region is always served). A related test's lines are
+        never withheld."""
+        if self.fill or offer.group == "related":
+            return False
+        worth = self.prep.weights.region_worth_tokens
+        return offer.group == "below_floor" or (
+            worth > 0
+            and offer.chance * worth < len(piece.data) / _BYTES_PER_TOKEN
+            and bool(self.chosen)
+        )
+
+    def pack(self, task: str, budget_bytes: int) -> Pack:
+        """The chosen pieces as a pack, neighbours joined, in reading order; ``budget_bytes``
+        is the budget it reports."""
+        prep = self.prep
+        chosen = [replace(p, order=n) for n, p in enumerate(self.chosen)]
+        joined, remaining = _join_neighbours(
+            prep, _in_file_order(chosen), self.remaining, self.holding
+        )
+        if prep.weights.read_order == 1:
+            joined = _in_read_order(joined)
+        elif prep.weights.read_order == 2:
+            joined = sorted(joined, key=lambda p: p.order)
+        covered = {(p.candidate.path, n) for p in joined for n in range(p.start, p.end + 1)}
+        omitted = [o for o in self.omitted if not _served(o, covered)]
+        items = [_item(prep, p, rank) for rank, p in enumerate(joined, start=1)]
+        short = self.withheld and remaining > self.budget * _SHORT_SHARE
+        return Pack(
+            task_sha256=sha256_hex(task.encode("utf-8", "surrogatepass")),
+            budget_bytes=budget_bytes,
+            items=tuple(items),
+            omitted=_unique_omissions(omitted),
+            warnings=tuple(_warnings(items)),
+            graph=prep.graph,
+            stats=_stats(prep),
+            stopped_short=prep.weights.pack_floor if short else None,
+            already_held=tuple(sorted(self.spared)),
+            held_stale=tuple(sorted(self.stale)),
+        )
 
 
 def _held(prep: Prepared, held: Sequence[Handle]) -> tuple[dict[str, list[Handle]], list[str]]:
@@ -374,47 +424,80 @@ def _top_by_the_task(prep: Prepared, cand: Candidate) -> bool:
     return all(own(cand) >= own(c) for c in prep.candidates)
 
 
-_PRIMARY, _RELATED, _WARRANTED, _BELOW_FLOOR = range(4)
+# Why a region is offered: a primary file's; a file's whose confidence is at least
+# ``pack_floor``; a related test's chosen lines; a file's below the floor.
+_Group = Literal["primary", "warranted", "related", "below_floor"]
 # a pack that withheld files but left less than this share of its text budget unused did
 # not stop short: the budget was spent
 _SHORT_SHARE = 0.05
 _BYTES_PER_TOKEN = 3.5  # source text, o200k: about
-_SELECTION_ORDER = {_PRIMARY: 0, _WARRANTED: 0, _RELATED: 1, _BELOW_FLOOR: 2}
+_SELECTION_ORDER: dict[_Group, int] = {
+    "primary": 0, "warranted": 0, "related": 1, "below_floor": 2,
+}  # fmt: skip
 _TEST_OF_PRIMARY = Reason("graph", "a test of a primary file")
 _TEST_OF_TASK = Reason("graph", "the best-ranked test of the task")
 
 
-def _ordered(
-    prep: Prepared, budget: int, *, fill: bool = True
-) -> list[tuple[Candidate, Region, int, int, float]]:
-    """Every region to serve, with its group, in selection order: the regions of the primary
-    files and of the others whose confidence is at least ``pack_floor`` (with ``fill``, of
-    every file), in the order ``_ordered_regions`` gives them; the related tests' chosen
-    lines; then the rest.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Offer:
+    """A region offered to selection, in the order selection meets them."""
+
+    candidate: Candidate
+    region: Region
+    size: int  # its bytes, secret lines aside
+    group: _Group
+    # its chance of holding a line the change touches (ranked by file, the file's
+    # confidence; a related test's lines, 0.0)
+    chance: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Scored:
+    """An offer with what orders it among the others by chance."""
+
+    offer: _Offer
+    density: float  # its chance per byte (to ``chance_size``)
+    rank: int  # its file's
+    line: int  # its first line; 0 for the rest of a file
+
+
+def _ordered(prep: Prepared, budget: int, *, fill: bool = True) -> list[_Offer]:
+    """Every region to serve, in selection order: the regions of the primary files and of
+    the others whose confidence is at least ``pack_floor`` (with ``fill``, of every file),
+    in the order ``_ordered_regions`` gives them; the related tests' chosen lines; then the
+    rest.
 
     A related test before the ranked files cost the shipped context suite 11 points of gold
     files at 6,000 bytes (file recall 0.882 -> 0.774), so it takes the room they leave: a
     pack that stops short, or one whose candidates all fit."""
-    primary = set(prep.primary)
-    floor = prep.weights.pack_floor
-    out: list[tuple[Candidate, Region, int, int, float]] = []
-    for cand, region, size, chance in _ordered_regions(prep, budget):
-        if cand.path in primary:
-            group = _PRIMARY
-        elif prep.confidence.get(cand.path, 0.0) >= floor:
-            group = _WARRANTED
-        else:
-            group = _BELOW_FLOOR
-        out.append((cand, region, size, group, chance))
+    out = _ordered_regions(prep, budget)
     ranked = {c.path: c for c in prep.candidates}
     for test, subject in prep.related:
         base = ranked.get(test) or Candidate(path=test, score=0.0, tier=0, reasons=(), anchors=())
         why = _TEST_OF_PRIMARY if subject is not None else _TEST_OF_TASK
         cand = replace(base, reasons=(why, *base.reasons))
         for region in prep.related_regions[test]:
-            out.append((cand, region, _region_size(prep, test, region), _RELATED, 0.0))
-    order = {**_SELECTION_ORDER, _BELOW_FLOOR: 0} if fill else _SELECTION_ORDER
-    return sorted(out, key=lambda r: order[r[3]])
+            size = _region_size(prep, test, region)
+            offer = _Offer(candidate=cand, region=region, size=size, group="related", chance=0.0)
+            out.append(offer)
+    order = {**_SELECTION_ORDER, "below_floor": 0} if fill else _SELECTION_ORDER
+    return sorted(out, key=lambda offer: order[offer.group])
+
+
+def _group(prep: Prepared, path: str) -> _Group:
+    """The group of a ranked file's regions."""
+    if path in prep.primary:
+        return "primary"
+    if prep.confidence.get(path, 0.0) >= prep.weights.pack_floor:
+        return "warranted"
+    return "below_floor"
+
+
+def _offer(prep: Prepared, cand: Candidate, region: Region, chance: float) -> _Offer:
+    """A ranked file's region as an offer."""
+    size = _region_size(prep, cand.path, region)
+    group = _group(prep, cand.path)
+    return _Offer(candidate=cand, region=region, size=size, group=group, chance=chance)
 
 
 def _region_size(prep: Prepared, path: str, region: Region) -> int:
@@ -457,76 +540,73 @@ def region_chance(prep: Prepared, cand: Candidate, index: int, region: Region) -
     return sure * logistic(region_features(index, region), w.region_coefficients)
 
 
-def _by_chance(prep: Prepared, budget: int) -> list[tuple[Candidate, Region, int, float]]:
+def _by_chance(prep: Prepared, budget: int) -> list[_Offer]:
     """Every region by its chance of holding a changed line per byte (``chance_size``
     its exponent), a small top file's remaining lines after its regions; the files the
     change is known to touch first."""
-    out: list[tuple[float, int, int, Candidate, Region, int, float]] = []
+    out: list[_Scored] = []
     alpha = prep.weights.chance_size
     for rank, cand in enumerate(prep.candidates):
-        regions = prep.regions[cand.path]
-        for i, region in enumerate(regions):
-            size = _region_size(prep, cand.path, region)
-            chance = region_chance(prep, cand, i, region)
-            out.append(
-                (
-                    chance / max(size, 1) ** alpha,
-                    rank,
-                    region.start_line,
-                    cand,
-                    region,
-                    size,
-                    chance,
-                )
-            )
+        for i, region in enumerate(prep.regions[cand.path]):
+            offer = _offer(prep, cand, region, region_chance(prep, cand, i, region))
+            density = offer.chance / max(offer.size, 1) ** alpha
+            out.append(_Scored(offer=offer, density=density, rank=rank, line=region.start_line))
         whole = _whole(prep, rank, cand, budget) if rank < prep.weights.rest_files else None
         if whole:
-            rest = replace(whole[0], signal="rest")
-            size = _region_size(prep, cand.path, rest)
             sure = float(prep.confidence.get(cand.path, 0.0) ** prep.weights.chance_file_power)
-            chance = sure * prep.weights.rest_share
-            out.append((chance / max(size, 1) ** alpha, rank, 0, cand, rest, size, chance))
+            rest = replace(whole[0], signal="rest")
+            offer = _offer(prep, cand, rest, sure * prep.weights.rest_share)
+            density = offer.chance / max(offer.size, 1) ** alpha
+            out.append(_Scored(offer=offer, density=density, rank=rank, line=0))
     # a file the change is known to touch (its tier) before any other; then, with
     # ``chance_breadth``, the strongest region of each of the top ``breadth`` files
     firsts = set()
     if prep.weights.chance_breadth:
         seen: set[str] = set()
-        for n, r in sorted(enumerate(out), key=lambda nr: (-nr[1][0], nr[1][1])):
-            if r[1] < prep.weights.breadth and r[3].path not in seen and r[4].signal != "rest":
-                seen.add(r[3].path)
+        for n, r in sorted(enumerate(out), key=lambda nr: (-nr[1].density, nr[1].rank)):
+            path = r.offer.candidate.path
+            whole_rest = r.offer.region.signal == "rest"
+            if r.rank < prep.weights.breadth and path not in seen and not whole_rest:
+                seen.add(path)
                 firsts.add(n)
     keyed = sorted(
         range(len(out)),
-        key=lambda n: (-out[n][3].tier, n not in firsts, -out[n][0], out[n][1], out[n][2]),
-    )
-    return [(out[n][3], out[n][4], out[n][5], out[n][6]) for n in keyed]
+        key=lambda n: (
+            -out[n].offer.candidate.tier, n not in firsts, -out[n].density, out[n].rank,
+            out[n].line,
+        ),
+    )  # fmt: skip
+    return [out[n].offer for n in keyed]
 
 
-def _ordered_regions(prep: Prepared, budget: int) -> list[tuple[Candidate, Region, int, float]]:
+def _ordered_regions(prep: Prepared, budget: int) -> list[_Offer]:
     """The first region of each of the top ``breadth`` files in rank order, then every other
     region by its own score: a strong file's second function before a weak file's first
     (files still appear in rank order: first regions swap places among themselves)."""
     if prep.weights.region_order:
         return _by_chance(prep, budget)
-    firsts: list[tuple[Candidate, Region, int]] = []
-    rest: list[tuple[Candidate, Region, int, int]] = []  # rank of a first region, else -1
+    firsts: list[_Offer] = []
+    rest: list[tuple[_Offer, int]] = []  # with the rank of a file's first region, else -1
     for rank, cand in enumerate(prep.candidates):
         regions = _whole(prep, rank, cand, budget) or prep.regions[cand.path]
+        chance = prep.confidence.get(cand.path, 0.0)
         for i, region in enumerate(regions):
-            size = _region_size(prep, cand.path, region)
+            offer = _offer(prep, cand, region, chance)
             if i == 0 and rank < prep.weights.breadth:
-                firsts.append((cand, region, size))
+                firsts.append(offer)
             else:
-                rest.append((cand, region, size, rank if i == 0 else -1))
-    rest.sort(key=lambda r: (-r[0].tier, -_region_score(r[0], r[1]), r[0].path, r[1].start_line))
+                rest.append((offer, rank if i == 0 else -1))
+    rest.sort(
+        key=lambda r: (
+            -r[0].candidate.tier, -_region_score(r[0].candidate, r[0].region),
+            r[0].candidate.path, r[0].region.start_line,
+        )
+    )  # fmt: skip
     # files still appear in rank order: first regions swap places among themselves
-    slots = [n for n, r in enumerate(rest) if r[3] >= 0]
-    for n, first in zip(slots, sorted((rest[n] for n in slots), key=lambda r: r[3]), strict=True):
+    slots = [n for n, r in enumerate(rest) if r[1] >= 0]
+    for n, first in zip(slots, sorted((rest[n] for n in slots), key=lambda r: r[1]), strict=True):
         rest[n] = first
-    return [
-        (c, r, s, prep.confidence.get(c.path, 0.0))
-        for c, r, s in firsts + [(c, r, s) for c, r, s, _ in rest]
-    ]
+    return firsts + [offer for offer, _ in rest]
 
 
 def _secret_cuts(prep: Prepared, path: str, region: Region) -> list[tuple[int, int]]:

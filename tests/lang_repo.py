@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conftest import write_tree
+from excerpt.deliver import build_plan
 from excerpt.index.build import index_repository
 from excerpt.index.store import IndexStore
 from excerpt.pack import PackRequest
-from excerpt.pipeline import rank_plan
 
 SymbolRow = tuple[str, str, str, int, int]  # path, kind, qualname, start_line, end_line
 EdgeRow = tuple[str, str, str, str]  # src, dst, kind, evidence
@@ -37,7 +37,9 @@ class Indexed:
 
     def ranked(self, task: str) -> list[str]:
         """Candidate files for ``task``, best first."""
-        plan = rank_plan(PackRequest(repo=self.root, task=task, cache_dir=self.cache)).to_dict()
+        plan = build_plan(
+            PackRequest(repo=self.root, task=task, cache_dir=self.cache)
+        ).plan.to_dict()
         return list(dict.fromkeys(c["path"] for c in plan["candidates"]))
 
 

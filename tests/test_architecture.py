@@ -101,6 +101,30 @@ def test_imports_point_down_the_pipeline(package: str) -> None:
             assert len(parts) > 1 and parts[1] in allowed, f"{path.name} imports {module}"
 
 
+def _reaches_under_the_packing_api(node: ast.AST) -> bool:
+    """An import of selection (``excerpt.pack.build``) or of the preparation it fits
+    (``excerpt.pipeline.prepare``)."""
+    if isinstance(node, ast.ImportFrom) and node.level == 0:
+        names = {alias.name for alias in node.names}
+        return node.module == "excerpt.pack.build" or (
+            node.module == "excerpt.pipeline" and "prepare" in names
+        )
+    if isinstance(node, ast.Import):
+        return bool({"excerpt.pack.build", "excerpt.pipeline"} & {a.name for a in node.names})
+    return False
+
+
+def test_packs_are_reached_through_the_packing_api_alone() -> None:
+    # the CLI, the MCP tools, the hooks and the benchmarks all pack through excerpt.deliver,
+    # so none fits, remembers or renders a pack its own way
+    reaching = set()
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if path.parent.name != "pack" and any(map(_reaches_under_the_packing_api, ast.walk(tree))):
+            reaching.add(path.relative_to(SRC).as_posix())
+    assert reaching == {"deliver/__init__.py"}
+
+
 def _documented_names() -> list[str]:
     """The names the package docstring lists, stage by stage."""
     doc = excerpt.__doc__ or ""

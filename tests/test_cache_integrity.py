@@ -15,10 +15,10 @@ import pytest
 
 from conftest import git_commit_all, write_tree
 from excerpt.core.settings import repo_cache_dir
+from excerpt.deliver import build_pack
 from excerpt.index.build import index_repository
 from excerpt.index.store import DB_NAME, IndexStore
 from excerpt.pack.prepare import PackRequest
-from excerpt.pipeline import select_pack
 
 _OTHERS = "".join(
     f'\n\ndef scale_{i}(value, rate):\n    """Scale by rate {i}."""\n'
@@ -67,7 +67,7 @@ def _sql(db: Path, statements: str, *args: object) -> None:
 
 def _pack(repo: Path, cache: Path) -> dict[str, Any]:
     return dict(
-        select_pack(PackRequest(repo=repo, task=TASK, budget=6000, cache_dir=cache)).to_dict()
+        build_pack(PackRequest(repo=repo, task=TASK, budget=6000, cache_dir=cache)).pack.to_dict()
     )
 
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from excerpt.cli import main
+from excerpt.deliver import build_pack
 from excerpt.evals import suites
 from excerpt.evals.metrics import line_coverage, mrr, precision_at, recall_at
 from excerpt.pack import PackRequest
-from excerpt.pipeline import select_pack
 
 README = Path(__file__).resolve().parent.parent / "docs" / "evaluation.md"  # (its baseline table)
 
@@ -52,7 +52,7 @@ def _broken_packer(request: PackRequest) -> dict[str, Any]:
     blind = PackRequest(
         repo=request.repo, task="zzzz qqqq", budget=request.budget, cache_dir=request.cache_dir
     )
-    return dict(select_pack(blind).to_dict())
+    return dict(build_pack(blind).pack.to_dict())
 
 
 def test_a_broken_ranker_falls_below_the_accuracy_floor_and_the_command_fails(

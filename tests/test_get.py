@@ -21,10 +21,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from excerpt.cli import main
-from excerpt.pack import PackRequest
+from excerpt.deliver import prepare, remember_pack
+from excerpt.pack import Pack, PackRequest
+from excerpt.pack.build import select
 from excerpt.pack.handles import Handle, format_handle, parse_handle
 from excerpt.pack.retrieve import Retrieved, refusal_reason, retrieve
-from excerpt.pipeline import get_excerpts, select_pack
+from excerpt.pipeline import get_excerpts
 from open_audit import recording_opens
 
 pytestmark = pytest.mark.timeout(30)
@@ -105,13 +107,22 @@ def get_json(
     return code, json.loads(captured.out), captured.out + captured.err
 
 
+def _selected(request: PackRequest) -> Pack:
+    """The selection beneath the rendering (excerpt text within the budget, which a budget
+    this small needs), its handles remembered as a served pack's are."""
+    prep = prepare(request)
+    pack = select(prep, request.task, request.budget)
+    remember_pack(prep, pack)
+    return pack
+
+
 @pytest.fixture
 def packed(make_repo: MakeRepo, cache_dir: Path) -> tuple[Path, dict[str, Any]]:
     """A repository and the pack item holding ``refund_payment`` (served, so remembered)."""
     repo = make_repo({REFUNDS_PATH: REFUNDS, "README.md": "# Billing\n"})
     # the file takes more than 0.7 of the budget: it comes as excerpts, not whole
     budget = len(REFUNDS.encode()) * 5 // 4
-    pack = select_pack(PackRequest(repo=repo, task=TASK, budget=budget, cache_dir=cache_dir))
+    pack = _selected(PackRequest(repo=repo, task=TASK, budget=budget, cache_dir=cache_dir))
     items = [
         it
         for it in pack.to_dict()["items"]
@@ -134,7 +145,7 @@ def test_every_handle_a_pack_hands_out_returns_exactly_its_text_and_hash(
     repo = make_repo({REFUNDS_PATH: REFUNDS, "README.md": "# Billing\n"})
     # the file takes more than 0.7 of the budget: it comes as excerpts, not whole
     budget = len(REFUNDS.encode()) * 5 // 4
-    pack = select_pack(PackRequest(repo=repo, task=TASK, budget=budget, cache_dir=cache_dir))
+    pack = _selected(PackRequest(repo=repo, task=TASK, budget=budget, cache_dir=cache_dir))
     items = pack.to_dict()["items"]
     assert any("def refund_payment" in it["text"] for it in items)
 

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
+from excerpt.deliver import build_pack
 from excerpt.index.build import index_repository
 from excerpt.index.extract import extract
 from excerpt.index.lang import is_test_path, language_of
 from excerpt.index.lang.shell import SHELL as SHELL_LANGUAGE
 from excerpt.index.store import IndexStore
 from excerpt.pack import PackRequest
-from excerpt.pipeline import select_pack
 
 SymbolRow = tuple[str, str, str, int, int]  # path, kind, qualname, start, end
 EdgeRow = tuple[str, str, str, str]  # src, dst, kind, evidence
@@ -495,7 +495,7 @@ def test_a_pack_for_a_named_function_leads_with_its_file(
     case: Case, indexed: dict[str, tuple[Path, Path, Any]]
 ) -> None:
     repo, cache, _ = indexed[case.language]
-    pack = select_pack(PackRequest(repo=repo, task=case.task, budget=8_000, cache_dir=cache))
+    pack = build_pack(PackRequest(repo=repo, task=case.task, budget=8_000, cache_dir=cache)).pack
     assert pack.to_dict()["items"][0]["path"] == case.first
 
 

@@ -31,7 +31,8 @@ from conftest import git, git_commit_all, tree_snapshot, write_tree
 from excerpt.cli import main
 from excerpt.core.tokens import o200k_count
 from excerpt.pack import PackRequest, pack_schema
-from excerpt.pipeline import export_graph, rank_plan, select_pack
+from excerpt.pack.build import select
+from excerpt.pipeline import export_graph
 
 # -- fixture repositories --------------------------------------------------------------------
 
@@ -610,15 +611,19 @@ def delivered_of(repo: Path, task: str, cache: Path, budget: int = 32_000, **kw:
 
 
 def pack_of(repo: Path, task: str, cache: Path, budget: int = 32_000, **kw: Any) -> Doc:
-    return dict(
-        select_pack(
-            PackRequest(repo=repo, task=task, budget=budget, cache_dir=cache, **kw)
-        ).to_dict()
-    )
+    """The selection beneath the rendering: excerpt text within the budget, handles
+    remembered as a served pack's are."""
+    request = PackRequest(repo=repo, task=task, budget=budget, cache_dir=cache, **kw)
+    prep = deliver.prepare(request)
+    pack = select(prep, task, budget)
+    deliver.remember_pack(prep, pack)
+    return dict(pack.to_dict())
 
 
 def plan_of(repo: Path, task: str, cache: Path, **kw: Any) -> Doc:
-    return dict(rank_plan(PackRequest(repo=repo, task=task, cache_dir=cache, **kw)).to_dict())
+    return dict(
+        deliver.build_plan(PackRequest(repo=repo, task=task, cache_dir=cache, **kw)).plan.to_dict()
+    )
 
 
 def canonical(obj: Any) -> bytes:

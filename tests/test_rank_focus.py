@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from conftest import write_tree
+from excerpt.deliver import build_pack, build_plan
 from excerpt.index.view import SymbolSpan
 from excerpt.pack import PackRequest
 from excerpt.pack.regions import choose_regions
-from excerpt.pipeline import rank_plan, select_pack
 from excerpt.rank.score import Anchor
 from excerpt.rank.task import analyze_task
 
@@ -46,7 +46,7 @@ SOURCES = {
 
 
 def _ranked(root: Path, cache: Path, task: str) -> list[str]:
-    plan = rank_plan(PackRequest(repo=root, task=task, cache_dir=cache)).to_dict()
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache)).plan.to_dict()
     return list(dict.fromkeys(c["path"] for c in plan["candidates"]))
 
 
@@ -69,13 +69,13 @@ def test_a_name_in_the_title_outranks_names_only_in_the_code_sample(
     root = write_tree(tmp_path / "repo", SOURCES)
     about_notes = _ranked(root, cache_dir, ISSUE_WITH_CODE.format(title="NoteField drops text"))
     assert about_notes.index("shop/notes.py") < about_notes.index("shop/prices.py")
-    plan = rank_plan(
+    plan = build_plan(
         PackRequest(
             repo=root,
             task=ISSUE_WITH_CODE.format(title="NoteField drops text"),
             cache_dir=cache_dir,
         )
-    ).to_dict()
+    ).plan.to_dict()
     score = {c["path"]: c["score"] for c in plan["candidates"]}
     # the title's name counts double, a name seen only in code about a third
     assert score["shop/notes.py"] > 2.5 * score["shop/prices.py"]
@@ -85,13 +85,13 @@ def test_a_name_in_the_title_outranks_names_only_in_the_code_sample(
 
 def test_the_reason_says_where_the_task_named_the_symbol(tmp_path: Path, cache_dir: Path) -> None:
     root = write_tree(tmp_path / "repo", SOURCES)
-    plan = rank_plan(
+    plan = build_plan(
         PackRequest(
             repo=root,
             task=ISSUE_WITH_CODE.format(title="NoteField drops text"),
             cache_dir=cache_dir,
         )
-    ).to_dict()
+    ).plan.to_dict()
     details = {
         c["path"]: [r["detail"] for r in c["reasons"] if r["signal"] == "defines"]
         for c in plan["candidates"]
@@ -102,9 +102,9 @@ def test_the_reason_says_where_the_task_named_the_symbol(tmp_path: Path, cache_d
 
 def test_the_title_alone_matches_files_again(tmp_path: Path, cache_dir: Path) -> None:
     root = write_tree(tmp_path / "repo", SOURCES)
-    plan = rank_plan(
+    plan = build_plan(
         PackRequest(repo=root, task="catalogue items\nnothing else here", cache_dir=cache_dir)
-    ).to_dict()
+    ).plan.to_dict()
     top = plan["candidates"][0]
     assert top["path"] == "shop/catalogue.py"
     assert any(
@@ -134,7 +134,7 @@ def test_a_named_test_file_is_counted_but_not_pinned_above_the_code(
         },
     )
     task = "add() returns the wrong sum\n\nThe check in tests/test_ops.py fails: 2 + 2 gives 0."
-    plan = rank_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).plan.to_dict()
     order = list(dict.fromkeys(c["path"] for c in plan["candidates"]))
     assert order[0] == "calc/ops.py"
     named = [c for c in plan["candidates"] if c["path"] == "tests/test_ops.py"]
@@ -154,7 +154,9 @@ def test_the_top_file_is_served_whole_when_it_fits_in_seven_tenths_of_the_budget
     lines = body.count("\n") + 2
 
     def items(budget: int) -> list[dict[str, Any]]:
-        pack = select_pack(PackRequest(repo=root, task=task, budget=budget, cache_dir=cache_dir))
+        pack = build_pack(
+            PackRequest(repo=root, task=task, budget=budget, cache_dir=cache_dir)
+        ).pack
         return [dict(i) for i in pack.to_dict()["items"] if i["path"] == "calc/ops.py"]
 
     whole = items(size * 10 // 7 + 10)
@@ -216,7 +218,7 @@ PROJECT = {
 
 
 def _defines(root: Path, task: str, cache_dir: Path) -> set[str]:
-    plan = rank_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).plan.to_dict()
     return {
         c["path"] for c in plan["candidates"] if any(r["signal"] == "defines" for r in c["reasons"])
     }
@@ -278,7 +280,7 @@ def test_hostile_task_text_is_packed_in_time_linear_in_its_length(
         best = float("inf")
         for _ in range(2):
             started = time.perf_counter()
-            select_pack(PackRequest(repo=root, task=text, budget=4000, cache_dir=cache_dir))
+            build_pack(PackRequest(repo=root, task=text, budget=4000, cache_dir=cache_dir))
             best = min(best, time.perf_counter() - started)
         return best
 
@@ -354,7 +356,9 @@ def test_a_first_line_opening_with_a_file_s_name_pins_that_file(
 
 def _first_candidate(root: Path, cache: Path, task: str) -> Any:
     """The top candidate of the task's plan, as its JSON gives it."""
-    return rank_plan(PackRequest(repo=root, task=task, cache_dir=cache)).to_dict()["candidates"][0]
+    return build_plan(PackRequest(repo=root, task=task, cache_dir=cache)).plan.to_dict()[
+        "candidates"
+    ][0]
 
 
 # A workspace of crates and a Go tree: a task may name a crate by its directory's name.
@@ -399,6 +403,6 @@ def test_a_layout_directory_or_a_word_nobody_wrote_names_no_component(
 ) -> None:
     root = write_tree(tmp_path / "repo", COMPONENTS)
     task = "internal error when the crates are built\n\nThe src tree fails."
-    plan = rank_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).plan.to_dict()
     details = [r["detail"] for c in plan["candidates"] for r in c["reasons"]]
     assert not any("names its component" in d for d in details)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from conftest import write_tree
+from excerpt.deliver import build_plan
 from excerpt.pack import PackRequest
-from excerpt.pipeline import rank_plan
 
 WORDS = "walking skips hidden files when the walker follows links"
 TREE = {
@@ -49,7 +49,7 @@ TREE = {
 
 def plan(tmp_path: Path, cache_dir: Path, task: str) -> dict[str, dict[str, Any]]:
     root = write_tree(tmp_path / "repo", TREE)
-    doc = rank_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
+    doc = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).plan.to_dict()
     out: dict[str, dict[str, Any]] = {}
     for c in doc["candidates"]:
         out.setdefault(c["path"], {"rank": len(out) + 1, "reasons": c["reasons"]})
@@ -145,9 +145,9 @@ def test_a_test_tree_of_samples_in_many_languages_is_test_data(
         **{f"tests/syntax-tests/source/{p}": text for p, text in SAMPLES.items()},
     }
     root = write_tree(tmp_path / "repo", tree)
-    doc = rank_plan(
+    doc = build_plan(
         PackRequest(repo=root, task="Paging output through the pager", cache_dir=cache_dir)
-    ).to_dict()
+    ).plan.to_dict()
     ranked: dict[str, Any] = {}
     for c in doc["candidates"]:
         ranked.setdefault(c["path"], c)

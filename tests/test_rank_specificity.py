@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from conftest import write_tree
+from excerpt.deliver import build_plan
 from excerpt.index.view import FileInfo, MemoryView, SymbolSpan
 from excerpt.pack import PackRequest
 from excerpt.pack.regions import choose_regions
-from excerpt.pipeline import rank_plan
 from excerpt.rank import signals
 from excerpt.rank.score import Anchor
 from excerpt.rank.task import analyze_task
@@ -21,12 +21,12 @@ from excerpt.rank.weights import default_weights
 
 
 def _ranked(root: Path, task: str, cache_dir: Path) -> list[str]:
-    plan = rank_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).plan.to_dict()
     return list(dict.fromkeys(c["path"] for c in plan["candidates"]))
 
 
 def _defines(root: Path, task: str, cache_dir: Path) -> set[str]:
-    plan = rank_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).to_dict()
+    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).plan.to_dict()
     return {
         c["path"] for c in plan["candidates"] if any(r["signal"] == "defines" for r in c["reasons"])
     }

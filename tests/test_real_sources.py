@@ -28,8 +28,8 @@ from typing import NoReturn
 import platformdirs
 import pytest
 
+from excerpt.deliver import build_pack
 from excerpt.pack import PackRequest
-from excerpt.pipeline import select_pack
 
 pytestmark = pytest.mark.timeout(600)  # the first case of each package waits for its download
 
@@ -170,7 +170,7 @@ def index_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _ranked(root: Path, cache: Path, task: str) -> list[str]:
-    pack = select_pack(PackRequest(repo=root, task=task, budget=BUDGET, cache_dir=cache))
+    pack = build_pack(PackRequest(repo=root, task=task, budget=BUDGET, cache_dir=cache)).pack
     return list(dict.fromkeys(item.path for item in pack.items))
 
 

@@ -1,5 +1,5 @@
-"""The pipeline, in the order it runs: discover → index → rank → select (render is the
-surfaces' own, through ``excerpt.deliver``).
+"""The pipeline's steps, in the order they run: discover → index → rank → read (selection
+and rendering are ``excerpt.deliver``'s, the packing API above it).
 
 Each step is one call into its package, and this module is the only place they meet:
 
@@ -7,17 +7,14 @@ Each step is one call into its package, and this module is the only place they m
 2. **index** it: an incremental refresh (``excerpt.index.build``), then one read-only view;
 3. **rank** the task's files (``excerpt.rank``), with the paths a change touches and the
    graph the caller supplied;
-4. **read** the ranked files and choose their regions (``excerpt.pack.prepare_ranked``);
-5. **select** excerpts under a budget, or the plan of regions (``excerpt.pack.build``),
-   and remember a final pack's handles.
+4. **read** the ranked files and choose their regions (``excerpt.pack.prepare_ranked``).
+
+``prepare`` runs them for a request and returns the ``Prepared`` ranking that selection
+fits to a budget; callers reach it through ``excerpt.deliver``. Beside it: handles
+retrieved (``get_excerpts``) and the file graph exported (``export_graph``).
 
 Below this module nothing refreshes an index or opens a store on its own initiative:
 ranking reads an ``IndexView``, selection a ``Prepared``.
-
-Two layers, two names: ``select_pack`` and ``rank_plan`` here are the selection beneath a
-surface (a ``Pack`` whose excerpt text fits the budget, unrendered); what the CLI and the MCP
-tools give a model is ``excerpt.deliver.build_pack`` and ``build_plan`` (the whole rendering
-fitted to the budget). A figure of what a user waits for times the latter.
 """
 
 from __future__ import annotations
@@ -38,8 +35,6 @@ from excerpt.index.graph import graph_document, load_graph
 from excerpt.index.history import HistorySource
 from excerpt.index.store import IndexStore
 from excerpt.index.view import IndexView
-from excerpt.pack.build import plan_of, remember, select
-from excerpt.pack.model import Pack, Plan
 from excerpt.pack.prepare import PackRequest, Prepared, WorkspaceFiles, prepare_ranked
 from excerpt.pack.retrieve import Retrieved, retrieve
 from excerpt.rank.task import analyze_task
@@ -47,7 +42,7 @@ from excerpt.rank.weights import default_weights
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["export_graph", "get_excerpts", "prepare", "rank_plan", "select_pack"]
+__all__ = ["export_graph", "get_excerpts", "prepare"]
 
 
 def prepare(request: PackRequest, progress: ProgressFn | None = None) -> Prepared:
@@ -119,30 +114,6 @@ def _prepare(
         for path in prepared.suspect:  # definitions that do not match their file's bytes
             store.request_repair(path)
         return prepared, bool(view.damaged or prepared.suspect)
-
-
-def rank_plan(request: PackRequest, progress: ProgressFn | None = None) -> Plan:
-    """Ranked regions with reasons and sizes, and no source text (SPEC §4).
-
-    Raises:
-        UsageError, EnvironmentFault: as ``prepare``.
-    """
-    return plan_of(prepare(request, progress))
-
-
-def select_pack(request: PackRequest, progress: ProgressFn | None = None) -> Pack:
-    """A pack whose excerpt text fits ``request.budget`` bytes (SPEC §3.2's selection).
-
-    What a model receives is bounded by ``excerpt.deliver``, which fits the whole rendering
-    into the budget; this is the selection beneath it.
-
-    Raises:
-        UsageError, EnvironmentFault: as ``prepare``.
-    """
-    prep = prepare(request, progress)
-    pack = select(prep, request.task, request.budget)
-    remember(prep, pack)
-    return pack
 
 
 def get_excerpts(

@@ -1,11 +1,32 @@
-"""What the model receives: packs, plans and retrievals whose whole rendering fits the budget.
+"""The packing API: packs and plans whose whole rendering fits the budget, the one way the
+CLI, the MCP tools, the hooks and the benchmarks reach them.
 
 In: a ``PackRequest`` (its ``budget`` bounds the rendered text, headers, handles, reasons
-and the left-out summary included) or retrieved excerpts. Out: the Markdown a client
-forwards, and the record it renders with its true size (``rendered_bytes``) and exact o200k
-token count. The excerpts are selected with a smaller text budget until the rendering fits;
-the figures the text states about itself are settled until they are true. Writes only the
-handles of a final pack to the cache.
+and the left-out summary included), a ranking prepared for one, or retrieved excerpts. Out:
+the Markdown a client forwards, and the record it renders with its true size
+(``rendered_bytes``) and exact o200k token count. The excerpts are selected with a smaller
+text budget until the rendering fits; the figures the text states about itself are settled
+until they are true. Writes only the handles of a final pack to the cache.
+
+The calls, and who makes them:
+
+- ``build_pack(request)`` → ``Delivered``: prepare, fit, remember the handles. ``excerpt
+  pack``, the MCP tool ``context_pack``, the evaluation suites, ``bench perf`` and ``bench
+  session``, and the library (``excerpt.build_pack``).
+- ``build_plan(request)`` → ``DeliveredPlan``: the plan, and its Markdown within
+  ``PLAN_SHARE`` of the budget. ``excerpt plan``, ``context_plan``, ``excerpt.build_plan``.
+- ``prepare(request)`` → ``Prepared``: the ranked files, read (``excerpt.pipeline`` runs
+  the steps), for a caller that fits one ranking more than once: the hooks' seed.
+- ``pack_prepared(prep, task, budget)`` → ``Delivered``: one prepared ranking fitted to a
+  budget, no handle remembered. The seed (fitted again until it fits its token cap) and
+  ``bench localize`` (several budgets of one ranking, prepared from a recording).
+- ``remember_pack(prep, pack)``: the handles of a ``pack_prepared`` pack that is served
+  (the seed's).
+- ``plan_prepared(prep)`` → ``Plan``: a prepared ranking's regions, no text (the seed's map).
+- ``render_retrieved(results, budget)``: retrieved excerpts as Markdown
+  (``context_retrieve``, ``bench session``).
+
+Selection itself (``excerpt.pack.build``) is reached only from here.
 """
 
 from __future__ import annotations
@@ -24,7 +45,6 @@ from excerpt.pack.handles import Handle
 from excerpt.pack.model import Pack, Plan
 from excerpt.pack.prepare import PackRequest, Prepared
 from excerpt.pipeline import prepare
-from excerpt.rank.score import Candidate
 from excerpt.render.packs import (
     Figures,
     render_pack_md,
@@ -38,9 +58,11 @@ __all__ = [
     "Delivered",
     "DeliveredPlan",
     "build_pack",
-    "build_packs",
     "build_plan",
-    "fit_pack",
+    "pack_prepared",
+    "plan_prepared",
+    "prepare",
+    "remember_pack",
     "render_retrieved",
 ]
 
@@ -88,15 +110,15 @@ def build_pack(
     _check_budget(request.budget)
     prep = prepare(request, progress)
     notes = [*_task_notes(prep), *notes]
-    delivered = fit_pack(
+    delivered = pack_prepared(
         prep, request.task, request.budget, retrieve=retrieve, notes=notes, limit=limit,
         fill=request.fill, held=request.held_handles(),
     )  # fmt: skip
-    remember(prep, delivered.pack)
+    remember_pack(prep, delivered.pack)
     return delivered
 
 
-def fit_pack(
+def pack_prepared(
     prep: Prepared,
     task: str,
     budget: int,
@@ -107,8 +129,11 @@ def fit_pack(
     fill: bool = True,
     held: Sequence[Handle] = (),
 ) -> Delivered:
-    """Select from a prepared ranking the most excerpt text whose rendering fits (without
-    ``fill``, none of the files whose confidence says they are noise).
+    """The pack of a prepared ranking whose whole rendering is at most ``budget`` bytes (or
+    ``limit``), and that rendering: the most excerpt text that fits (without ``fill``, none
+    of the files whose confidence says they are noise). ``task`` is the task's text as asked
+    (the pack states its digest). No handle is remembered: ``remember_pack`` the pack that
+    is served.
 
     Raises:
         UsageError: not even an empty pack's rendering fits.
@@ -172,19 +197,6 @@ def fit_pack(
     return Delivered(pack=pack, text=text)
 
 
-def build_packs(
-    request: PackRequest, budgets: Sequence[int], progress: ProgressFn | None = None
-) -> tuple[list[Candidate], list[Delivered]]:
-    """The ranked candidates and one delivered pack per budget, from a single preparation
-    (one index refresh, one ranking): what a benchmark at several budgets needs."""
-    for budget in budgets:
-        _check_budget(budget)
-    prep = prepare(request, progress)
-    return list(prep.candidates), [
-        fit_pack(prep, request.task, b, fill=request.fill) for b in budgets
-    ]
-
-
 def build_plan(
     request: PackRequest, progress: ProgressFn | None = None, *, notes: Sequence[str] = ()
 ) -> DeliveredPlan:
@@ -194,13 +206,25 @@ def build_plan(
         UsageError, EnvironmentFault: as ``build_pack``.
     """
     _check_budget(request.budget)
-    plan = plan_of(prepare(request, progress))
+    plan = plan_prepared(prepare(request, progress))
     limit = max(1, math.floor(request.budget * PLAN_SHARE))
     head = "".join(f"{note}\n" for note in notes)
     if len(head.encode("utf-8")) * 2 > limit:
         head = ""  # the plan itself before any note
     text = render_plan_md(plan.to_dict(), limit=limit - len(head.encode("utf-8")))
     return DeliveredPlan(plan=plan, text=head + text)
+
+
+def plan_prepared(prep: Prepared) -> Plan:
+    """A prepared ranking's regions in order, with reasons and sizes, and no source text
+    (SPEC §4): ``build_plan``'s plan, unrendered."""
+    return plan_of(prep)
+
+
+def remember_pack(prep: Prepared, pack: Pack) -> None:
+    """Record the handles of a pack that is served, so a stale one can say where its lines
+    moved (``get``'s ``moved_to``); ``build_pack`` records its own."""
+    remember(prep, pack)
 
 
 def render_retrieved(results: Sequence[Mapping[str, Any]], budget: int) -> str:

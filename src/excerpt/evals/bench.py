@@ -23,7 +23,7 @@ from excerpt.core import git
 from excerpt.core.hashing import sha256_hex
 from excerpt.core.settings import repo_cache_dir
 from excerpt.core.tokens import TokenCounter
-from excerpt.deliver import Delivered, fit_pack
+from excerpt.deliver import Delivered, pack_prepared
 from excerpt.errors import UsageError
 from excerpt.evals.metrics import line_coverage, mean, mrr
 from excerpt.evals.primary import (
@@ -448,10 +448,10 @@ def _score(
         analyze_task(task.problem_statement), inputs.view, inputs.source,
         root=inputs.root, cache=inputs.cache, report=inputs.report, weights=inputs.weights,
     )  # fmt: skip
-    delivered = {b: fit_pack(prep, task.problem_statement, b) for b in budgets}
+    delivered = {b: pack_prepared(prep, task.problem_statement, b) for b in budgets}
     packs = [delivered[b].pack for b in budgets]
     latency = time.perf_counter() - started
-    short = [fit_pack(prep, task.problem_statement, b, fill=False).pack for b in budgets]
+    short = [pack_prepared(prep, task.problem_statement, b, fill=False).pack for b in budgets]
     ranked = list(dict.fromkeys(c.path for c in prep.candidates))[:TOP]
     started = time.perf_counter()
     baseline = bm25_ranking(inputs.view, task.problem_statement)
@@ -532,11 +532,11 @@ def _reach(
     count = TokenCounter()
     text = task.problem_statement
     if REACH_BUDGET not in delivered:
-        delivered = {**delivered, REACH_BUDGET: fit_pack(prep, text, REACH_BUDGET)}
+        delivered = {**delivered, REACH_BUDGET: pack_prepared(prep, text, REACH_BUDGET)}
     default = PackRequest(repo=inputs.root, task=text)
     chosen = delivered[REACH_BUDGET]
     if (default.budget, default.fill) != (REACH_BUDGET, True):
-        chosen_default = fit_pack(prep, text, default.budget, fill=default.fill)
+        chosen_default = pack_prepared(prep, text, default.budget, fill=default.fill)
     else:
         chosen_default = chosen
     gold = set(inputs.gold_present)

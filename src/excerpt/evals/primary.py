@@ -15,7 +15,7 @@ from typing import Any
 
 from excerpt.evals.fixes import FixCommits
 from excerpt.evals.metrics import mean
-from excerpt.pack.build import region_features
+from excerpt.pack import region_features
 from excerpt.pack.model import Pack
 from excerpt.pack.prepare import Prepared
 from excerpt.rank.confidence import features

@@ -23,13 +23,11 @@ from typing import Any, Literal
 
 from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET
 from excerpt.core.tokens import o200k_count
-from excerpt.deliver import fit_pack
+from excerpt.deliver import pack_prepared, plan_prepared, prepare, remember_pack
 from excerpt.index.build import IndexReport
 from excerpt.pack import PackRequest
-from excerpt.pack.build import plan_of, remember
 from excerpt.pack.handles import format_handle
 from excerpt.pack.prepare import MAX_HELD, Prepared
-from excerpt.pipeline import prepare
 from excerpt.render.text import escape_controls
 
 __all__ = ["DEFAULT_SEED_TOKENS", "SURE", "Seed", "SeedAsk", "Shape", "build_seed"]
@@ -167,7 +165,7 @@ def _pack_seed(prep: Prepared, request: PackRequest, fits: _Fits, confidence: fl
     head = _head("context") + "\n"
     budget = request.budget
     for _ in range(_FIT_ROUNDS):
-        done = fit_pack(
+        done = pack_prepared(
             prep, request.task, budget, retrieve=RETRIEVE, fill=False,
             held=request.held_handles(),
         )  # fmt: skip
@@ -176,7 +174,7 @@ def _pack_seed(prep: Prepared, request: PackRequest, fits: _Fits, confidence: fl
         text = head + done.text
         over = fits.over(text)
         if over <= 1.0:
-            remember(prep, done.pack)
+            remember_pack(prep, done.pack)
             handles = tuple(item.handle for item in done.pack.items)
             return Seed(text=text, shape="pack", handles=handles, tokens=o200k_count(text),
                         confidence=confidence, why="pack")  # fmt: skip
@@ -189,7 +187,7 @@ def _pack_seed(prep: Prepared, request: PackRequest, fits: _Fits, confidence: fl
 def _map_seed(prep: Prepared, held: frozenset[str], fits: _Fits, confidence: float) -> Seed:
     files: dict[str, list[str]] = {}
     handles: list[str] = []
-    for entry in plan_of(prep).candidates:
+    for entry in plan_prepared(prep).candidates:
         if entry.path not in prep.files:
             continue
         rows = files.setdefault(entry.path, []) if len(files) < MAP_FILES else files.get(

@@ -85,8 +85,8 @@ Handles = Annotated[
 StopShort = Annotated[
     bool,
     Field(
-        description="Leave budget unused when every file left is below the confidence "
-        "floor, and say so (default: fill the budget)."
+        description="Stop short of the budget when what is left is not worth its tokens, "
+        "and say so (default: fill the budget)."
     ),
 ]
 Exclude = Annotated[

@@ -185,14 +185,13 @@ def _pack_seed(prep: Prepared, request: PackRequest, fits: _Fits, confidence: fl
 
 
 def _map_seed(prep: Prepared, held: frozenset[str], fits: _Fits, confidence: float) -> Seed:
-    files: dict[str, list[str]] = {}
+    """The first ``MAP_FILES`` files in rank order, each with its regions most likely to hold
+    a line to change first (the plan's order), at most ``MAP_REGIONS`` of each."""
+    ranked = [c.path for c in prep.candidates if c.path in prep.files][:MAP_FILES]
+    files: dict[str, list[str]] = {path: [] for path in ranked}
     handles: list[str] = []
     for entry in plan_prepared(prep).candidates:
-        if entry.path not in prep.files:
-            continue
-        rows = files.setdefault(entry.path, []) if len(files) < MAP_FILES else files.get(
-            entry.path
-        )  # fmt: skip
+        rows = files.get(entry.path)
         if rows is None or len(rows) >= MAP_REGIONS:
             continue
         content = prep.files[entry.path][0]

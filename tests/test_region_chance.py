@@ -84,9 +84,10 @@ def test_stopping_short_serves_a_region_only_when_its_chance_is_worth_its_tokens
     # the definitions, not the other 60 helpers of two confident files
     assert len(short.pack.items) < len(_pack(shop, tmp_path / "c2").pack.items)
     assert short.pack.stopped_short is not None
-    withheld = [o for o in short.pack.omitted if o.confidence is not None]
-    assert withheld and all(o.confidence > default_weights().pack_floor for o in withheld)
-    assert all(o.handle for o in withheld)
+    floor = default_weights().pack_floor
+    withheld = [o.confidence for o in short.pack.omitted if o.confidence is not None]
+    assert withheld and all(c > floor for c in withheld)
+    assert all(o.handle for o in short.pack.omitted if o.confidence is not None)
     # worth nothing: a region is never worth its tokens but the strongest, always served
     shipped = default_weights()
     worthless = dataclasses.replace(shipped, region_worth_tokens=1e-9)

@@ -279,6 +279,8 @@ def test_every_pattern_compiles_on_both_engines() -> None:
 @pytest.mark.parametrize("rule_id", list(_cases()))
 @pytest.mark.reliability("B3.26", cases=3)
 def test_a_rule_finds_its_secret_and_not_its_placeholders(rule_id: str) -> None:
+    # each case draws its own values, whichever tests ran before it in this process
+    _RNG.seed(f"{rule_id}:15")
     rule = next(r for r in RULES if r.id == rule_id)
     template, extra = CASES[rule_id]
     positive = fill(template)

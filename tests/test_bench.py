@@ -435,13 +435,19 @@ def test_bm25_line_coverage_equals_whole_files_served_in_rank_order(full: Run) -
         assert details[instance_id]["bm25"]["line_coverage"] == want, instance_id
 
 
+def _task_tree(shop: Shop, task: dict[str, Any], into: Path) -> Path:
+    """A task's tree at its base commit, as the benchmark exported it."""
+    tree = into / str(task["instance_id"])
+    write_tree(tree, _archive(shop.repo / ".git", task["base_commit"]))
+    return tree
+
+
 def test_excerpt_line_coverage_equals_the_packs_excerpt_pack_builds(
     shop: Shop, full: Run, tmp_path: Path
 ) -> None:
     details = full.details()
     for task in shop.tasks:
-        tree = tmp_path / task["instance_id"]
-        write_tree(tree, _archive(shop.repo / ".git", task["base_commit"]))
+        tree = _task_tree(shop, task, tmp_path)
         for budget in BUDGETS:
             argv = ["pack", task["problem_statement"], "--repo", str(tree), "--budget", budget]
             run = _cli([*argv, "--json"], tree)
@@ -461,8 +467,7 @@ def test_gold_reach_counts_the_32_kb_pack_the_cli_delivers_up_to_the_last_gold_l
 ) -> None:
     details = full.details()
     for task in shop.tasks:
-        tree = tmp_path / task["instance_id"]
-        write_tree(tree, _archive(shop.repo / ".git", task["base_commit"]))
+        tree = _task_tree(shop, task, tmp_path)
         argv = ["pack", task["problem_statement"], "--repo", str(tree), "--budget", "32000"]
         text = _cli(argv, tree).stdout
         items = json.loads(_cli([*argv, "--json"], tree).stdout)["items"]

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["line_coverage", "mean", "mrr", "nearest_rank", "precision_at", "recall_at"]
+__all__ = [
+    "gold_lines",
+    "line_coverage",
+    "mean",
+    "mrr",
+    "nearest_rank",
+    "precision_at",
+    "recall_at",
+]
 
 
 def precision_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
@@ -27,11 +35,16 @@ def mrr(ranked: Sequence[str], relevant: set[str]) -> float:
     return next((1.0 / i for i, p in enumerate(ranked, start=1) if p in relevant), 0.0)
 
 
+def gold_lines(expected: Mapping[str, Sequence[Sequence[int]]]) -> set[tuple[str, int]]:
+    """Every ``(path, line)`` of ``{path: [[start, end], …]}`` ranges."""
+    return {(p, n) for p, ranges in expected.items() for s, e in ranges for n in range(s, e + 1)}
+
+
 def line_coverage(
     expected: Mapping[str, Sequence[Sequence[int]]], served: Iterable[tuple[str, int, int]]
 ) -> float:
     """Share of expected lines that lie inside served ``(path, start, end)`` ranges."""
-    want = {(p, n) for p, ranges in expected.items() for s, e in ranges for n in range(s, e + 1)}
+    want = gold_lines(expected)
     if not want:
         return 0.0
     got = {(p, n) for p, s, e in served for n in range(s, e + 1)}

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.evals.fixes import FixCommits
-from excerpt.evals.metrics import mean
+from excerpt.evals.metrics import gold_lines, mean
 from excerpt.pack import region_features
 from excerpt.pack.model import Pack
 from excerpt.pack.prepare import Prepared
@@ -80,7 +80,7 @@ def region_calibration_rows(
     """The region features (``excerpt.pack.build.REGION_FEATURES``) of every region of each
     gold file among the first candidates, and whether it holds a changed line: what the
     regions' share among those of a changed file is fitted on."""
-    want = {(p, n) for p, ranges in lines.items() for s, e in ranges for n in range(s, e + 1)}
+    want = gold_lines(lines)
     xs: list[list[float]] = []
     ys: list[int] = []
     for cand in prep.candidates[:CALIBRATION_TOP]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from excerpt.evals.metrics import mean
+from excerpt.evals.metrics import gold_lines, mean
 from excerpt.index.languages import language_of
 from excerpt.pack.model import Pack
 
@@ -26,13 +26,13 @@ __all__ = [
     "REACH_BUDGET",
     "Shown",
     "bm25_pack",
-    "gold_lines",
     "outside_shares",
     "reach_cause",
     "reach_summary",
     "reach_table",
     "reach_tokens",
     "shown_of",
+    "task_language",
 ]
 
 REACH_BUDGET = 32_000  # the pack whose reach is measured
@@ -50,10 +50,6 @@ class Shown:
 
 
 Lines = Mapping[str, Sequence[Sequence[int]]]
-
-
-def gold_lines(expected: Lines) -> set[tuple[str, int]]:
-    return {(p, n) for p, ranges in expected.items() for s, e in ranges for n in range(s, e + 1)}
 
 
 def shown_of(pack: Pack) -> list[Shown]:
@@ -157,14 +153,14 @@ def reach_cause(
     if any(p != first and p not in files_shown for p, _ in missing):
         return "second_file_missing"
     truncated = {i.path for i in pack.items if i.truncated}
-    cut = [
-        o
+    cut = {
+        (o.path, n)
         for o in pack.omitted
-        if o.path in truncated and o.reason == "budget" and o.start_line is not None
-    ]
-    for path, n in missing:
-        if any(o.path == path and o.start_line <= n <= (o.end_line or 0) for o in cut):  # type: ignore[operator]
-            return "cut_short"
+        if o.path in truncated and o.reason == "budget" and o.start_line and o.end_line
+        for n in range(o.start_line, o.end_line + 1)
+    }
+    if missing & cut:
+        return "cut_short"
     return "not_served"
 
 

@@ -221,7 +221,8 @@ class _Selection:
             joined = sorted(joined, key=lambda p: p.order)
         covered = {(p.candidate.path, n) for p in joined for n in range(p.start, p.end + 1)}
         omitted = [o for o in self.omitted if not _served(o, covered)]
-        items = [_item(prep, p, rank) for rank, p in enumerate(joined, start=1)]
+        ranks = {c.path: n for n, c in enumerate(prep.candidates, start=1)}
+        items = [_item(prep, p, rank, ranks) for rank, p in enumerate(joined, start=1)]
         short = self.withheld and remaining > self.budget * _SHORT_SHARE
         return Pack(
             task_sha256=sha256_hex(task.encode("utf-8", "surrogatepass")),
@@ -533,11 +534,10 @@ def region_features(index: int, region: Region) -> tuple[float, ...]:
 
 def region_chance(prep: Prepared, cand: Candidate, index: int, region: Region) -> float:
     """The chance that ``region`` (the ``index``-th strongest of its file) holds a line the
-    change touches: the file's confidence (to ``chance_file_power``) times the share of such
-    regions among those of a file the change touches with the same features."""
-    w = prep.weights
-    sure = float(prep.confidence.get(cand.path, 0.0) ** w.chance_file_power)
-    return sure * logistic(region_features(index, region), w.region_coefficients)
+    change touches: the file's confidence times the share of such regions among those of a
+    file the change touches with the same features."""
+    share = logistic(region_features(index, region), prep.weights.region_coefficients)
+    return prep.confidence.get(cand.path, 0.0) * share
 
 
 def _by_chance(prep: Prepared, budget: int) -> list[_Offer]:
@@ -553,30 +553,14 @@ def _by_chance(prep: Prepared, budget: int) -> list[_Offer]:
             out.append(_Scored(offer=offer, density=density, rank=rank, line=region.start_line))
         whole = _whole(prep, rank, cand, budget) if rank < prep.weights.rest_files else None
         if whole:
-            sure = float(prep.confidence.get(cand.path, 0.0) ** prep.weights.chance_file_power)
             rest = replace(whole[0], signal="rest")
-            offer = _offer(prep, cand, rest, sure * prep.weights.rest_share)
+            chance = prep.confidence.get(cand.path, 0.0) * prep.weights.rest_share
+            offer = _offer(prep, cand, rest, chance)
             density = offer.chance / max(offer.size, 1) ** alpha
             out.append(_Scored(offer=offer, density=density, rank=rank, line=0))
-    # a file the change is known to touch (its tier) before any other; then, with
-    # ``chance_breadth``, the strongest region of each of the top ``breadth`` files
-    firsts = set()
-    if prep.weights.chance_breadth:
-        seen: set[str] = set()
-        for n, r in sorted(enumerate(out), key=lambda nr: (-nr[1].density, nr[1].rank)):
-            path = r.offer.candidate.path
-            whole_rest = r.offer.region.signal == "rest"
-            if r.rank < prep.weights.breadth and path not in seen and not whole_rest:
-                seen.add(path)
-                firsts.add(n)
-    keyed = sorted(
-        range(len(out)),
-        key=lambda n: (
-            -out[n].offer.candidate.tier, n not in firsts, -out[n].density, out[n].rank,
-            out[n].line,
-        ),
-    )  # fmt: skip
-    return [out[n].offer for n in keyed]
+    # a file the change is known to touch (its tier) before any other
+    out.sort(key=lambda r: (-r.offer.candidate.tier, -r.density, r.rank, r.line))
+    return [r.offer for r in out]
 
 
 def _ordered_regions(prep: Prepared, budget: int) -> list[_Offer]:
@@ -719,7 +703,7 @@ def _reasons(cand: Candidate, region: Region) -> tuple[Reason, ...]:
     return (*cand.reasons, lines, *risk)
 
 
-def _item(prep: Prepared, piece: _Piece, rank: int) -> Item:
+def _item(prep: Prepared, piece: _Piece, rank: int, ranks: Mapping[str, int]) -> Item:
     content, lines = prep.files[piece.candidate.path]
     exact = (piece.start, piece.end) == (piece.region.start_line, piece.region.end_line)
     truncated = piece.truncated
@@ -751,12 +735,8 @@ def _item(prep: Prepared, piece: _Piece, rank: int) -> Item:
         role=_role(prep, piece.candidate.path),
         confidence=prep.confidence.get(piece.candidate.path, 0.0),
         related_to=_related_to(prep, piece.candidate.path),
-        file_rank=_file_rank(prep).get(piece.candidate.path),
+        file_rank=ranks.get(piece.candidate.path),
     )
-
-
-def _file_rank(prep: Prepared) -> dict[str, int]:
-    return {c.path: n for n, c in enumerate(prep.candidates, start=1)}
 
 
 def _remember(prep: Prepared, items: Sequence[Item]) -> None:

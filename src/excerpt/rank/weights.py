@@ -100,8 +100,6 @@ class Weights:
     region_order: int
     region_coefficients: tuple[float, ...]
     chance_size: float
-    chance_breadth: int
-    chance_file_power: float
     region_worth_tokens: float
     rest_share: float
     rest_files: int

@@ -253,6 +253,7 @@ def _flood_of(seed: int, noise: bytes) -> bytes:
     return end.join(out).encode("utf-8") + end.encode() * bool(out) + noise
 
 
+@pytest.mark.reliability("B2.20", cases=250)
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.builds(_flood_of, st.integers(0, 2**32), st.binary(max_size=30)))
 def test_generated_floods_come_back_exactly_and_lose_no_location_error_or_failure(

@@ -11,6 +11,7 @@ skipped or failing as expected, whatever its name: the marker counts them per fi
 
 from __future__ import annotations
 
+from collections import Counter
 from itertools import accumulate
 
 from excerpt.compact.diagnostics import Diagnostic, diagnostics
@@ -124,7 +125,9 @@ def _listing(grouped: list[Diagnostic], first: dict[tuple[str, str, str], int]) 
     for group, places in by_group.items():
         _, code, template = group
         name = code or (template if len(template) <= 60 else template[:59] + "…")
-        parts.append(f"{name} (as L{first[group] + 1}) {', '.join(places)}")
+        counted = Counter(places)  # a header's warning comes again from each file including it
+        listed = ", ".join(p if n == 1 else f"{p} ({n} times)" for p, n in counted.items())
+        parts.append(f"{name} (as L{first[group] + 1}) {listed}")
     kinds = {d.severity or "diagnostic" for d in grouped}
     noun = next(iter(kinds)) if len(kinds) == 1 else "diagnostic"
     return f"{len(grouped):,} more {noun}s like those shown above, at: " + "; ".join(parts)

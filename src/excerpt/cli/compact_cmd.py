@@ -62,8 +62,9 @@ def register(sub: Any) -> None:
     pick.add_argument("--grep", metavar="RE", help="the lines matching a Python regex")
     pick.add_argument(
         "--path",
-        metavar="JSONPATH",
-        help='a JSON part: $, .key, ["key"], [N], [A:B] (members A to B-1)',
+        metavar="PATH",
+        help='a JSON path, or a file of a diff: on JSON $, .key, ["key"], [N], [A:B] (members'
+        " A to B-1); on a diff a file's path, giving every section of that file in order",
     )
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.set_defaults(handler=run_expand)

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any, Literal
 
-from excerpt.compact.diffs import diff_elisions, looks_like_diff
-from excerpt.compact.jsonscan import check_path, parse, path_span
+from excerpt.compact.diffparse import file_sections, looks_like_diff, parse_diff
+from excerpt.compact.diffs import diff_elisions
+from excerpt.compact.jsonscan import parse, path_span
 from excerpt.compact.jsonview import json_elisions
 from excerpt.compact.logs import log_elisions
 from excerpt.compact.store import Store
@@ -176,11 +177,13 @@ def expand(
     path: str | None = None,
 ) -> Expansion:
     """The original stored under ``ident``, whole or the part asked for (at most one of
-    ``lines`` "A-B", ``grep`` a regular expression matched per line, ``path`` a JSON path),
-    byte for byte.
+    ``lines`` "A-B", ``grep`` a regular expression matched per line, ``path`` a JSON path
+    into a JSON original or a file of a diff: every section of that file, in order), byte
+    for byte.
 
     Raises:
-        UsageError: a malformed id or selector, or more than one selector.
+        UsageError: a malformed id or selector, more than one selector, or a ``path`` that
+            names nothing in the original (or an original neither JSON nor a diff).
         OriginalEvicted, OriginalUnknown, OriginalCorrupt: no bytes to give.
     """
     if sum(x is not None for x in (lines, grep, path)) > 1:
@@ -189,11 +192,6 @@ def expand(
         _line_range(lines, sys.maxsize)
     if grep is not None:
         _regex(grep)
-    if path is not None:
-        try:
-            check_path(path)
-        except ValueError as exc:
-            raise UsageError(f"--path {path!r}: {exc}") from None
     data = store.get(ident)
     split = split_lines(data)
     starts = [0, *accumulate(len(line) for line in split)]
@@ -206,25 +204,57 @@ def expand(
     if grep is not None:
         return _grep(ident, split, grep)
     if path is not None:
-        root = parse(data.decode("latin-1"))
-        if root is None:
-            raise UsageError(f"--path: the original of {ident} is not JSON")
-        try:
-            span = path_span(root, path)
-        except ValueError as exc:
-            raise UsageError(f"--path {path!r}: {exc}") from None
-        if span is None:
-            raise UsageError(f"--path {path!r} names nothing in the original of {ident}")
-        first = _line_of(starts, span[0])
-        last = _line_of(starts, span[1] - 1)
-        return Expansion(
-            id=ident, selection=f"path {path}", data=data[span[0] : span[1]],
-            lines=((first, last),), total_lines=len(split),
-        )  # fmt: skip
+        if detect_kind(data) == "diff":
+            return _diff_file(ident, split, path)
+        return _json_part(ident, data, split, starts, path)
     return Expansion(
         id=ident, selection="all", data=data, lines=((1, len(split)),) if split else (),
         total_lines=len(split),
     )  # fmt: skip
+
+
+def _json_part(
+    ident: str, data: bytes, split: list[bytes], starts: list[int], path: str
+) -> Expansion:
+    """The bytes JSON path ``path`` names in the original (a JSON value)."""
+    root = parse(data.decode("latin-1"))
+    if root is None:
+        raise UsageError(
+            f"--path: the original of {ident} is neither JSON nor a diff (a JSON path or a "
+            "file of a diff); use --lines or --grep"
+        )
+    try:
+        span = path_span(root, path)
+    except ValueError as exc:
+        raise UsageError(f"--path {path!r}: {exc}") from None
+    if span is None:
+        raise UsageError(f"--path {path!r} names nothing in the original of {ident}")
+    first = _line_of(starts, span[0])
+    last = _line_of(starts, span[1] - 1)
+    return Expansion(
+        id=ident, selection=f"path {path}", data=data[span[0] : span[1]],
+        lines=((first, last),), total_lines=len(split),
+    )  # fmt: skip
+
+
+def _diff_file(ident: str, split: list[bytes], path: str) -> Expansion:
+    """Every section of file ``path`` in the original (a diff), in order."""
+    sections, _ = parse_diff(split)
+    found = file_sections(sections, path)
+    if not found:
+        names = list(dict.fromkeys(s.path for s in sections))
+        listed = ", ".join(names[:20]) + (
+            f" and {len(names) - 20:,} more" if len(names) > 20 else ""
+        )
+        raise UsageError(
+            f"--path {path!r} names no file of the diff {ident}"
+            + (f"; its files: {listed}" if names else "; it has no file sections")
+        )
+    ranges = tuple((s.start + 1, s.end) for s in found)
+    part = b"".join(b"".join(split[a - 1 : b]) for a, b in ranges)
+    return Expansion(
+        id=ident, selection=f"file {path}", data=part, lines=ranges, total_lines=len(split)
+    )
 
 
 def _line_range(spec: str, total: int) -> tuple[int, int]:

@@ -51,8 +51,9 @@ JsonPath = Annotated[
     str | None,
     Field(
         max_length=2000,
-        description='A JSON path into the original: $, .key, ["key"], [N], [A:B] (members A '
-        "to B-1 of an array or object).",
+        description='A JSON path, or a file of a diff. On a JSON original: $, .key, ["key"], '
+        "[N], [A:B] (members A to B-1 of an array or object). On a diff (git diff, git log -p): "
+        "a file's path, as markers name it; every section of that file, in order.",
     ),
 ]
 Budget = Annotated[
@@ -69,9 +70,11 @@ Budget = Annotated[
 async def context_compact(
     payload: Payload, session: Session, client: Client, kind: Kind = "auto"
 ) -> CallToolResult:
-    """Call on a large JSON, log or diff output before reading it: repetition becomes
-    markers naming the context_expand call that returns it exactly, while errors, failing
-    tests and changed lines stay (under 10% saved, the payload comes back unchanged)."""
+    """Call on a large JSON, log or diff output before reading it: repetition, passing
+    tests, repeated warnings (their locations listed), lockfiles and generated files in
+    diffs become markers naming the context_expand call that returns them exactly, while
+    errors, failing tests and changed lines stay (under 10% saved, the payload comes back
+    unchanged)."""
     store = _store(session)
     budget = client.default_budget - client.framing
 
@@ -99,8 +102,9 @@ async def context_expand(
     path: JsonPath = None,
     budget: Budget = None,
 ) -> CallToolResult:
-    """Call with a compaction's id to read exactly what a marker replaced: lines, grep or a
-    JSON path (at most one), or the whole original; an evicted original is an error."""
+    """Call with a compaction's id to read exactly what a marker replaced: lines, grep, or
+    path (a JSON path, or a file of a diff: all its sections), at most one, or the whole
+    original; an evicted original is an error."""
     store = _store(session)
     size = (budget or client.default_budget) - client.framing
 

@@ -19,7 +19,8 @@ from excerpt.compact import Compaction, Store, compact, expand
 
 EXAMPLES = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _MARK = re.compile(
-    rb"(?m)(?:^[ \t]*)?\[\xe2\x80\xa6 [^\n]*? \xc2\xb7 excerpt expand [0-9a-f]{16}"
+    rb"(?m)(?:^[ \t]*(?=\[\xe2\x80\xa6 [^\n]*? --lines \d))?"
+    rb"\[\xe2\x80\xa6 [^\n]*? \xc2\xb7 excerpt expand [0-9a-f]{16}"
     rb" --(?:lines (\d+)-(\d+)|path '((?:[^']|'\\'')*)')\]\n?"
 )
 

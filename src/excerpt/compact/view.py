@@ -3,6 +3,7 @@ each elision leaves in place naming what it took out and the call that brings it
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -54,7 +55,7 @@ class Elision:
 def expand_call(ident: str, selector: dict[str, str], surface: Surface) -> str:
     """The exact call that returns the selected part of original ``ident``."""
     if surface == "mcp":
-        args = ", ".join(f'{k}="{v}"' for k, v in selector.items())
+        args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in selector.items())
         return f'context_expand(id="{ident}"' + (f", {args})" if args else ")")
     parts = [f"excerpt expand {ident}"]
     for key, value in selector.items():

@@ -15,24 +15,20 @@ import random
 import re
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from excerpt.compact import Compaction, Store, compact, expand
+from compaction import MARK, memory_store, round_trip
+from excerpt.compact import Compaction, Store, compact
 from excerpt.compact.jsonscan import Node, decode_string, parse
 
 EXAMPLES = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # A JSON marker stands inline, after the indentation of its line, which is not its own; its
 # details may hold quotes, brackets and "·": it ends at the first " · excerpt expand ID".
-_MARK = re.compile(
-    rb"\[\xe2\x80\xa6 [^\n]*? \xc2\xb7 excerpt expand [0-9a-f]{16} --path '((?:[^']|'\\'')*)'\]"
-)
 ERROR_KEYS = re.compile(r"error|errors|warning|warnings|problems|missing|invalid", re.I)
 MESSAGE_KEYS = re.compile(r"message|messages|msg", re.I)
 TRACE_KEYS = re.compile(r"stack|stacktrace|traceback|trace", re.I)
@@ -40,32 +36,8 @@ TRACE_KEYS = re.compile(r"stack|stacktrace|traceback|trace", re.I)
 
 @pytest.fixture(scope="module")
 def store() -> Iterator[Store]:
-    base = "/dev/shm" if Path("/dev/shm").is_dir() else None
-    with tempfile.TemporaryDirectory(dir=base) as root:
-        yield Store(root=Path(root))
-
-
-def _round_trip(data: bytes, store: Store) -> Compaction:
-    """Compact, expand whole, and rebuild the original from the view, each marker replaced
-    by what its own expand call returns."""
-    done = compact(data, store=store, kind="json")
-    assert expand(done.id, store=store).data == data
-    view = done.text.encode("utf-8", "surrogateescape")
-    if done.unchanged:
-        assert view == data
-        return done
-    marks = list(_MARK.finditer(view))
-    assert len(marks) == len(done.elisions)
-    rebuilt, at = [], 0
-    for m, e in zip(marks, done.elisions, strict=True):
-        assert b"\n" not in m.group()  # one line
-        part = expand(done.id, store=store, path=m.group(1).decode().replace("'\\''", "'")).data
-        assert len(part) == e["bytes"]
-        rebuilt += [view[at : m.start()], part]
-        at = m.end()
-    rebuilt.append(view[at:])
-    assert b"".join(rebuilt) == data
-    return done
+    with memory_store() as s:
+        yield s
 
 
 def error_tokens(data: bytes, messages: bool = False) -> set[bytes]:
@@ -102,9 +74,7 @@ def lost(data: bytes, done: Compaction, messages: bool = False) -> list[bytes]:
 
 
 def _markers(done: Compaction) -> list[str]:
-    return [
-        m.group().decode() for m in _MARK.finditer(done.text.encode("utf-8", "surrogateescape"))
-    ]
+    return [m.group().decode() for m in MARK.finditer(done.text.encode("utf-8", "surrogateescape"))]
 
 
 # ------------------------------------------------------------------------------- payloads
@@ -261,7 +231,7 @@ def failed_records(records: int = 200) -> bytes:
 
 def test_a_tree_whose_entries_all_fail_folds_and_keeps_every_message(store: Store) -> None:
     data = npm_tree()
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "json")
     assert not done.unchanged and done.compacted_bytes < 0.65 * done.original_bytes
     assert lost(data, done) == []
     folded = [e for e in done.elisions if e["what"] == "members with errors"]
@@ -275,7 +245,7 @@ def test_a_tree_whose_entries_all_fail_folds_and_keeps_every_message(store: Stor
 
 def test_an_error_nested_in_a_folded_item_is_named_by_its_path(store: Store) -> None:
     data = npm_tree()
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "json")
     doc = json.loads(data)["dependencies"]["@scope/app-core"]["dependencies"]
     nested = [
         (f"{top} > {name}", dep["invalid"])
@@ -301,7 +271,7 @@ def test_the_first_item_of_each_group_stays_whole(store: Store) -> None:
             item["invalid"] = f'"^{i}.0.0" from the root project'
         items.append(item)
     data = json.dumps({"dependencies": {x["name"]: x for x in items}}, indent=2).encode()
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "json")
     for first in (items[0], items[3]):  # the first invalid, the first missing
         whole = json.dumps(first, indent=2).replace("\n", "\n    ")
         assert f'"{first["name"]}": {whole}' in done.text
@@ -313,7 +283,7 @@ def test_the_first_item_of_each_group_stays_whole(store: Store) -> None:
 
 def test_a_linter_report_keeps_every_message_with_its_files(store: Store) -> None:
     data = eslint_report()
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "json")
     assert lost(data, done, messages=True) == []
     assert done.compacted_bytes < 0.3 * done.original_bytes
     (mark,) = [m for m in _markers(done) if "with errors" in m]
@@ -327,7 +297,7 @@ def test_a_test_report_keeps_every_failure_message_and_names_every_failed_test(
     store: Store,
 ) -> None:
     data = run_report()
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "json")
     assert lost(data, done, messages=True) == []
     assert done.compacted_bytes < 0.3 * done.original_bytes
     for test in json.loads(data)["tests"]:
@@ -340,7 +310,7 @@ def test_a_test_report_keeps_every_failure_message_and_names_every_failed_test(
 
 def test_a_list_of_errors_folds_and_keeps_every_string_of_every_error(store: Store) -> None:
     data = failed_records()
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "json")
     assert lost(data, done) == []
     assert done.compacted_bytes < 0.3 * done.original_bytes
     (mark,) = _markers(done)
@@ -351,7 +321,7 @@ def test_a_list_of_errors_folds_and_keeps_every_string_of_every_error(store: Sto
 
 def test_a_listing_with_a_few_failed_items_keeps_them_whole_as_before(store: Store) -> None:
     data = api_runs()
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "json")
     doc = json.loads(data)["workflow_runs"]
     for i in (41, 170, 263):
         assert json.dumps(doc[i], indent=2).replace("\n", "\n    ") in done.text
@@ -361,7 +331,7 @@ def test_a_listing_with_a_few_failed_items_keeps_them_whole_as_before(store: Sto
 
 def test_half_the_items_with_errors_is_not_most(store: Store) -> None:
     items = [{"id": i, "status": "failed" if i % 2 else "ok", "note": "x" * 30} for i in range(20)]
-    done = _round_trip(json.dumps(items).encode(), store)
+    done = round_trip(json.dumps(items).encode(), store, "json")
     for item in items[1::2]:
         assert json.dumps(item) in done.text
     assert all(e["what"] == "similar items" for e in done.elisions)
@@ -370,7 +340,7 @@ def test_half_the_items_with_errors_is_not_most(store: Store) -> None:
 def test_an_error_a_marker_cannot_write_byte_for_byte_keeps_its_item(store: Store) -> None:
     items = [{"id": i, "error": f"bad record {i % 3}", "payload": "y" * 40} for i in range(30)]
     data = json.dumps(items).encode().replace(b"bad record 2", b"bad \xff record 2")
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "json")
     assert data.count(b"bad \xff record 2") == 10
     assert done.text.encode("utf-8", "surrogateescape").count(b"bad \xff record 2") == 10
     assert lost(data, done) == []
@@ -379,7 +349,7 @@ def test_an_error_a_marker_cannot_write_byte_for_byte_keeps_its_item(store: Stor
 def test_a_run_whose_messages_outweigh_it_stays_whole(store: Store) -> None:
     items = [{"id": i, "error": f"{i}: " + "long distinct message " * 8} for i in range(12)]
     data = json.dumps(items).encode()
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "json")
     assert done.unchanged  # folding would not save, so nothing is folded
 
 
@@ -397,7 +367,7 @@ def test_a_marker_whose_messages_hold_quotes_brackets_and_dots_reads_as_one(
 ) -> None:
     items = [{"id": f"it[{i}]", "error": f"bad · value \"{i % 4}\" > [x] 'q'"} for i in range(30)]
     data = json.dumps({"a'b": items}).encode()
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "json")
     assert not done.unchanged and "it[1]" in done.text
     assert all(m.endswith("']") for m in _markers(done))
 
@@ -495,6 +465,6 @@ _error_rich = st.builds(
 def test_error_rich_json_comes_back_exactly_part_by_part_and_keeps_every_message(
     data: bytes, store: Store
 ) -> None:
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "json")
     assert lost(data, done, messages=True) == []
     assert compact(data, store=store, kind="json").text == done.text

@@ -6,49 +6,21 @@ from __future__ import annotations
 
 import random
 import re
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from excerpt.compact import Compaction, Store, compact, expand
+from compaction import memory_store, round_trip
+from excerpt.compact import Store, compact, expand
 from excerpt.compact.diagnostics import diagnostics
-
-_MARK = re.compile(
-    rb"(?m)(?:^[ \t]*)?\[\xe2\x80\xa6 [^\n]*? \xc2\xb7 excerpt expand [0-9a-f]{16}"
-    rb" --lines (\d+)-(\d+)\]\n?"
-)
 
 
 @pytest.fixture(scope="module")
 def store() -> Iterator[Store]:
-    base = "/dev/shm" if Path("/dev/shm").is_dir() else None
-    with tempfile.TemporaryDirectory(dir=base) as root:
-        yield Store(root=Path(root))
-
-
-def _round_trip(data: bytes, store: Store) -> Compaction:
-    """Compact as a log; the original comes back whole, and from the view with each marker
-    replaced by what its own expand call returns."""
-    done = compact(data, store=store, kind="log")
-    assert expand(done.id, store=store).data == data
-    view = done.text.encode("utf-8", "surrogateescape")
-    if done.unchanged:
-        assert view == data
-        return done
-    marks = list(_MARK.finditer(view))
-    assert len(marks) == len(done.elisions)
-    rebuilt, at = [], 0
-    for m in marks:
-        part = expand(done.id, store=store, lines=f"{m.group(1).decode()}-{m.group(2).decode()}")
-        rebuilt += [view[at : m.start()], part.data]
-        at = m.end()
-    rebuilt.append(view[at:])
-    assert b"".join(rebuilt) == data
-    return done
+    with memory_store() as s:
+        yield s
 
 
 def _gcc(path: str, line: int, col: int, message: str, flag: str, code: str) -> str:
@@ -79,7 +51,7 @@ def test_a_warning_flood_keeps_one_of_each_kind_whole_and_lists_every_other_loca
     store: Store,
 ) -> None:
     data = _flood().encode()
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "log")
     assert done.compacted_bytes <= 0.5 * done.original_bytes
     view = done.text
     for flag in ("-Wconversion", "-Wshadow", "-Wsign-compare"):
@@ -123,7 +95,7 @@ def test_rustc_style_diagnostics_group_by_their_header_and_list_their_arrow_loca
         ]
     blocks += ["warning: `app` (lib) generated 30 warnings"] + ["    Finished dev"] * 10
     data = ("\n".join(blocks) + "\n").encode()
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "log")
     assert done.compacted_bytes <= 0.5 * done.original_bytes
     for i in range(30):
         assert f"src/lib.rs:{10 + i}:9" in done.text
@@ -184,7 +156,7 @@ def test_a_test_run_folds_its_passing_lines_to_counts_per_file_and_keeps_failure
     names += [f"tests/test_b.py::test_warning_{i}" for i in range(100)]
     names.append("tests/test_b.py::test_error_raised")
     data = _pytest_run(names, failing={len(names) - 1}).encode()
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "log")
     assert done.compacted_bytes <= 0.2 * done.original_bytes
     view = done.text
     assert "tests/test_b.py::test_error_raised FAILED" in view
@@ -206,7 +178,7 @@ def test_passing_lines_of_other_runners_are_quiet_too(store: Store) -> None:
         "test result: FAILED",
     ]
     data = ("\n".join(lines) + "\n").encode()
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "log")
     assert done.compacted_bytes <= 0.2 * done.original_bytes
     assert "test parser::tests::rejects_bad ... FAILED" in done.text
     shown = sum(
@@ -259,7 +231,7 @@ def _flood_of(seed: int, noise: bytes) -> bytes:
 def test_generated_floods_come_back_exactly_and_lose_no_location_error_or_failure(
     data: bytes, store: Store
 ) -> None:
-    done = _round_trip(data, store)
+    done = round_trip(data, store, "log")
     again = compact(data, store=store, kind="log")
     assert again.text == done.text  # deterministic
     view = done.text.encode("utf-8", "surrogateescape")

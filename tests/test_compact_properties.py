@@ -7,59 +7,22 @@ from __future__ import annotations
 import json
 import random
 import re
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from excerpt.compact import Compaction, Store, compact, expand
+from compaction import memory_store, round_trip
+from excerpt.compact import Store, expand
 
 EXAMPLES = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-_MARK = re.compile(
-    rb"(?m)(?:^[ \t]*(?=\[\xe2\x80\xa6 [^\n]*? --lines \d))?"
-    rb"\[\xe2\x80\xa6 [^\n]*? \xc2\xb7 excerpt expand [0-9a-f]{16}"
-    rb" --(?:lines (\d+)-(\d+)|path '((?:[^']|'\\'')*)')\]\n?"
-)
 
 
 @pytest.fixture(scope="module")
 def store() -> Iterator[Store]:
-    # on a memory filesystem when there is one: the same code, without a disk's fsync wait
-    base = "/dev/shm" if Path("/dev/shm").is_dir() else None
-    with tempfile.TemporaryDirectory(dir=base) as root:
-        yield Store(root=Path(root))
-
-
-def _round_trip(data: bytes, store: Store, kind: str) -> Compaction:
-    """Compact, expand whole, and rebuild the original from the view, each marker replaced
-    by what its own expand call returns."""
-    done = compact(data, store=store, kind=kind)  # type: ignore[arg-type]
-    assert expand(done.id, store=store).data == data
-    view = done.text.encode("utf-8", "surrogateescape")
-    if done.unchanged:
-        assert view == data
-        return done
-    marks = list(_MARK.finditer(view))
-    assert len(marks) == len(done.elisions)
-    rebuilt, at = [], 0
-    lines = data.split(b"\n")
-    for m, e in zip(marks, done.elisions, strict=True):
-        if m.group(1):
-            a, b = int(m.group(1)), int(m.group(2))
-            part = expand(done.id, store=store, lines=f"{a}-{b}").data
-            assert part == b"".join(x + b"\n" for x in lines[a - 1 : b])[: len(part)]
-        else:
-            part = expand(done.id, store=store, path=m.group(3).decode().replace("'\\''", "'")).data
-        assert len(part) == e["bytes"]
-        rebuilt += [view[at : m.start()], part]
-        at = m.end()
-    rebuilt.append(view[at:])
-    assert b"".join(rebuilt) == data
-    assert done.compacted_bytes <= 0.9 * done.original_bytes
-    return done
+    with memory_store() as s:
+        yield s
 
 
 # ------------------------------------------------------------------------------- strategies
@@ -203,14 +166,14 @@ _diff = st.builds(_diff_of, st.integers(0, 2**32))
     kind=st.sampled_from(["auto", "json", "log", "diff"]),
 )
 def test_any_bytes_come_back_exactly_under_every_kind(data: bytes, kind: str, store: Store) -> None:
-    _round_trip(data, store, kind)
+    round_trip(data, store, kind)
 
 
 @pytest.mark.reliability("B2.20", cases=500)
 @EXAMPLES
 @given(data=_json)
 def test_generated_json_comes_back_exactly_and_its_parts_by_path(data: bytes, store: Store) -> None:
-    done = _round_trip(data, store, "json")
+    done = round_trip(data, store, "json")
     assert done.kind == "json"
     assert expand(done.id, store=store, path="$").data == data.strip(b" \t\r\n")
 
@@ -221,7 +184,7 @@ def test_generated_json_comes_back_exactly_and_its_parts_by_path(data: bytes, st
 def test_generated_logs_come_back_exactly_and_keep_every_error_line(
     data: bytes, store: Store
 ) -> None:
-    done = _round_trip(data, store, "log")
+    done = round_trip(data, store, "log")
     view = done.text.encode("utf-8", "surrogateescape")
     for line in data.split(b"\n"):
         if re.search(rb"(?i)error|warning|failed|traceback|assert|File \"", line):
@@ -234,7 +197,7 @@ def test_generated_logs_come_back_exactly_and_keep_every_error_line(
 def test_generated_diffs_come_back_exactly_and_keep_every_changed_line(
     data: bytes, store: Store
 ) -> None:
-    done = _round_trip(data, store, "diff")
+    done = round_trip(data, store, "diff")
     kept = done.text.encode().split(b"\n")
     for line in data.split(b"\n"):
         if not line.startswith(b" ") or b"Error" in line:
@@ -278,7 +241,7 @@ def test_every_diff_shape_keeps_its_changed_lines_and_comes_back_exactly(
     shape: str, store: Store
 ) -> None:
     data = DIFFS[shape]
-    done = _round_trip(data, store, "diff")
+    done = round_trip(data, store, "diff")
     kept = set(done.text.encode("utf-8", "surrogateescape").split(b"\n"))
     for line in data.split(b"\n"):
         changed = line.startswith((b"+", b"-")) or line.startswith(

@@ -48,17 +48,18 @@ MIRROR = Path("/work/.mirror/swe-bench+django__django/repo")
 CLAUDE_BASH_CHARS = 30_000
 _EXPAND = re.compile(r"expand ([0-9a-f]{16})\b")
 # bugs for the pytest payload, each failing some of the compaction tests: a log's error
-# lines are no longer kept, a JSON array needs 50 similar items to fold, a diff drops the
-# line next to a change
+# lines are no longer kept, a JSON array needs 50 similar items to fold, a diff folds every
+# Python file as if it were a lockfile
 _BUGS = (
     (
         "src/excerpt/compact/logs.py",
-        "or i >= n - TAIL or signal[i] else 0",
-        "or i >= n - TAIL else 0",
+        "or i >= n - TAIL or signal[i] else _ELIDABLE",
+        "or i >= n - TAIL else _ELIDABLE",
     ),
     ("src/excerpt/compact/jsonview.py", "\nMIN_ITEMS = 5\n", "\nMIN_ITEMS = 50\n"),
-    ("src/excerpt/compact/diffs.py", "KEEP_NEXT_TO_CHANGE = 0", "KEEP_NEXT_TO_CHANGE = -1"),
-)
+    ("src/excerpt/compact/diffs.py", '_LOCK_SUFFIXES = (".lock", ".lockfile")',
+     '_LOCK_SUFFIXES = (".lock", ".lockfile", ".py")'),
+)  # fmt: skip
 _TESTS = ("tests/test_compact.py", "tests/test_compact_properties.py", "tests/test_compact_mcp.py",
           "tests/test_get.py", "tests/test_cli.py")  # fmt: skip
 _PIP = ("psutil==5.9.8", "markupsafe==2.1.5", "simplejson==3.19.3")  # C extensions
@@ -86,14 +87,12 @@ def _pytest(work: Path) -> tuple[str, bytes, bytes]:
     shutil.copytree(ROOT / "src", copy / "src", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy2(ROOT / "pyproject.toml", copy / "pyproject.toml")
-    broken = 0
     for name, old, new in _BUGS:
         path = copy / name
         text = path.read_text(encoding="utf-8")
-        broken += old in text
+        if old not in text:
+            raise SystemExit(f"the compaction code changed: cannot put the bug into {name}")
         path.write_text(text.replace(old, new, 1), encoding="utf-8")
-    if not broken:
-        raise SystemExit("the compaction code changed: no bug could be put in for pytest")
     # the project's own options but one test process (xdist's interleaved lines are no
     # single agent's run)
     argv = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-o", "addopts=",

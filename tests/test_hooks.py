@@ -266,6 +266,18 @@ def test_a_large_bash_output_is_replaced_by_its_compacted_view_that_expands_back
     assert back.stdout == original.encode()
 
 
+def test_an_output_claude_code_cut_to_30000_bytes_is_said_to_be_cut(cache_dir: Path) -> None:
+    # Claude Code gives its hooks a long Bash output's first 30,000 bytes only
+    cut = (ERROR + LOG * 2).encode()[:30_000].decode()
+    out = json.loads(hook("PostToolUse", bash("make", cut)).stdout)["hookSpecificOutput"]
+    head = out["updatedToolOutput"]["stdout"].split("\n", 1)[0]
+    assert "returns these 30,000 bytes" in head and "first 30,000 bytes" in head
+    assert "returns all of it" not in head
+    shorter = cut[:-1]
+    out = json.loads(hook("PostToolUse", bash("make", shorter)).stdout)["hookSpecificOutput"]
+    assert "returns all of it byte for byte" in out["updatedToolOutput"]["stdout"].split("\n")[0]
+
+
 @pytest.mark.parametrize(
     ("tool", "command"),
     [("Bash", "excerpt expand 0123456789abcdef"), ("Bash", "~/.venv/bin/excerpt get a.py#L1-L2@00"),

@@ -21,6 +21,10 @@ from excerpt.core.settings import cache_root
 
 __all__ = ["compact_tool_output", "is_own_retrieval"]
 
+# Claude Code hands its PostToolUse hooks a Bash output cut to its first 30,000 bytes (the
+# whole output goes to a file whose path the model is shown): an output of exactly that size
+# is taken for a cut one, and its header says so
+CLAUDE_CODE_HOOK_BYTES = 30_000
 # the client names an MCP tool mcp__<server>__<tool>; excerpt's server is "excerpt"
 _OWN_TOOL = re.compile(r"\Amcp__excerpt(?:_[^_]\w*)?__")
 _OWN_COMMAND = re.compile(r"(?:^|[\s/;&|(])excerpt\s+(?:expand|get|compact|pack|plan)\b")
@@ -52,7 +56,8 @@ def compact_tool_output(tool: str, tool_input: Any, response: Any, *, min_bytes:
         done = compact(data, store=store)
         if done.unchanged or done.compacted_bytes > len(data) * (1 - MIN_SAVING):
             return None
-        return _header(done.id, done.kind, len(data), done.compacted_bytes) + done.text
+        cut = tool == "Bash" and len(data) == CLAUDE_CODE_HOOK_BYTES
+        return _header(done.id, done.kind, len(data), done.compacted_bytes, cut) + done.text
 
     if tool == "Bash" and isinstance(response, dict):
         return _replace_fields(response, ("stdout", "stderr"), shrink)
@@ -61,12 +66,18 @@ def compact_tool_output(tool: str, tool_input: Any, response: Any, *, min_bytes:
     return None  # other built-in tools' outputs (Read, Grep…) are the model's own reads
 
 
-def _header(ident: str, kind: str, before: int, after: int) -> str:
+def _header(ident: str, kind: str, before: int, after: int, cut: bool) -> str:
     exe = shlex.join(excerpt_command())
+    whole = (
+        f"returns these {before:,} bytes byte for byte; Claude Code gave its hooks only the"
+        " output's first 30,000 bytes, and the whole output is in the file it names"
+        if cut
+        else "returns all of it byte for byte"
+    )
     return (
         f"[excerpt compacted this {kind} output: {before:,} → {after:,} bytes; every error"
         f" line kept, each elision names the call that returns it; `{exe} expand {ident}`"
-        " returns all of it byte for byte]\n"
+        f" {whole}]\n"
     )
 
 

@@ -460,6 +460,7 @@ _error_rich = st.builds(
 )
 
 
+@pytest.mark.reliability("B2.20", cases=300)
 @EXAMPLES
 @given(data=_error_rich)
 def test_error_rich_json_comes_back_exactly_part_by_part_and_keeps_every_message(

@@ -43,6 +43,7 @@ GROUPS: dict[str, str] = {
     "B5": "MCP server (stdio)",
     "B6": "Git and gate (never execute, never write)",
     "B7": "Crash and corruption",
+    "B8": "Sustained use (sessions, hooks and edits for minutes)",
     "T": "Hostile tasks, pathological files, broken environments",
 }
 
@@ -187,6 +188,17 @@ ROWS: tuple[Row, ...] = (
          "`expand` returns the original byte for byte (no compaction command yet)", 20),
     _row("B7.54", "Two indexers at once; a reader during a writer",
          "One waits or is refused; the reader sees the old or the new generation", 2),
+    # -- B8 ----------------------------------------------------------------------------------
+    _row("B8.1", "Sustained use: four MCP sessions packing and retrieving, seed and compaction "
+         "hooks, and an editor (an edit, an addition and a removal a second, 50 files "
+         "rewritten at once) for a minute (`excerpt bench soak`; ten minutes under `-m slow`)",
+         "No error; no excerpt served whose file had changed before the call; every process "
+         "stopped at the end", 1),
+    _row("B8.2", "A server killed (SIGKILL) in the middle of a pack, then started again",
+         "Its next packs equal a fresh server's on a fully built index", 1),
+    _row("B8.3", "An excerpt served from a file version replaced before the call, or a "
+         "handle called fresh after its file changed",
+         "Counted as a stale serve by the soak's check", 3),
     # -- T -----------------------------------------------------------------------------------
     _row("T1", "Hostile task text: backtracking shapes, huge inputs",
          "Analysed in time linear in its length; no call stalls the server", None),

@@ -145,6 +145,42 @@ def register(sub: Any) -> None:
     )  # fmt: skip
     perf.add_argument("--json", action="store_true", help="machine-readable output")
     perf.set_defaults(handler=run_perf_cmd)
+    soak = command(
+        actions,
+        "soak",
+        help="sessions, hooks and edits at once for minutes: errors, stale serves, drift",
+        examples=[
+            (
+                "excerpt bench soak --repo ~/src/django --minutes 10 --sessions 4",
+                "four MCP sessions, the hooks and an editor on a copy of the tree for ten"
+                " minutes; every excerpt served checked against the files as they were",
+            ),
+            ("excerpt bench soak --synthetic 100000 --minutes 10 --json", "the same on a"
+             " generated tree of 100,000 files, the per-minute figures as JSON"),
+        ],
+    )  # fmt: skip
+    complete_as(
+        soak.add_argument("--repo", type=Path, metavar="DIR", help="the tree to use (copied)"),
+        "directory",
+    )
+    soak.add_argument(
+        "--synthetic", type=int, metavar="N", help="a generated tree of N files instead"
+    )
+    soak.add_argument("--minutes", type=float, default=10.0, help="how long (default 10)")
+    soak.add_argument(
+        "--sessions", type=int, default=4, help="concurrent excerpt mcp sessions (default 4)"
+    )
+    soak.add_argument("--budget", type=int, default=8000, help="pack budget, bytes")
+    soak.add_argument(
+        "--no-kill", action="store_true",
+        help="leave out killing a server mid-call halfway through",
+    )  # fmt: skip
+    soak.add_argument(
+        "--keep", type=Path, metavar="DIR",
+        help="leave the copy, the cache and the servers' logs in DIR (a new directory)",
+    )  # fmt: skip
+    soak.add_argument("--json", action="store_true", help="machine-readable output")
+    soak.set_defaults(handler=run_soak_cmd)
     from excerpt.cli import bench_session_cmd
 
     bench_session_cmd.register(actions)
@@ -195,6 +231,33 @@ def run_perf_cmd(args: argparse.Namespace) -> int:
             sys.stderr.write("\r\x1b[2K")
     emit(args, to_json(doc) if args.json else render_perf(doc))
     return 0
+
+
+def run_soak_cmd(args: argparse.Namespace) -> int:
+    from excerpt.evals.soak import SoakRun, render_soak, run_soak
+    from excerpt.render.text import to_json
+
+    if (args.repo is None) == (args.synthetic is None):
+        raise UsageError("give --repo DIR or --synthetic N")
+    if args.synthetic is not None and not 1 <= args.synthetic <= 1_000_000:
+        raise UsageError("--synthetic must be between 1 and 1,000,000 files")
+    shown = sys.stderr.isatty() and not args.json
+
+    def say(step: str) -> None:
+        if shown:
+            sys.stderr.write(f"\r\x1b[2K{step}")
+            sys.stderr.flush()
+
+    run = SoakRun(repo=args.repo, minutes=args.minutes, sessions=args.sessions,
+                  budget=args.budget, synthetic=args.synthetic, kill=not args.no_kill,
+                  keep=args.keep)  # fmt: skip
+    try:
+        doc = run_soak(run, progress=say)
+    finally:
+        if shown:
+            sys.stderr.write("\r\x1b[2K")
+    emit(args, to_json(doc) if args.json else render_soak(doc))
+    return 0 if all(v is not False for v in doc["targets"].values()) else 1
 
 
 def _scheduler(args: argparse.Namespace) -> Scheduler:

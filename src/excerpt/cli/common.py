@@ -51,7 +51,8 @@ DOCS_PAGES = {
     "handoff": "handoff", "create": "handoff", "show": "handoff", "validate": "handoff",
     "compact": "compact", "expand": "compact", "mcp": "mcp", "setup": "mcp", "hook": "hooks",
     "eval": "evaluation", "bench": "evaluation", "localize": "evaluation",
-    "session": "evaluation", "perf": "benchmarks", "config": "cli", "completion": "cli",
+    "session": "evaluation", "perf": "benchmarks", "soak": "benchmarks", "config": "cli",
+    "completion": "cli",
 }  # fmt: skip
 
 

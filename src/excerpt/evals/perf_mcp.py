@@ -26,7 +26,15 @@ from typing import Any, Literal
 
 from excerpt.errors import EnvironmentFault
 
-__all__ = ["HookProcesses", "Outcome", "cli_pack_s", "hook_command", "mcp_figures", "timed_process"]
+__all__ = [
+    "HookProcesses",
+    "McpProcess",
+    "Outcome",
+    "cli_pack_s",
+    "hook_command",
+    "mcp_figures",
+    "timed_process",
+]
 
 _ANSWER_S = 600.0  # a pack over a cold index of a large tree, at most
 _WAIT_S = 3600.0  # a hook's background index of the largest tree, at most
@@ -159,13 +167,18 @@ class HookProcesses:
             time.sleep(_WATCH_S)
 
 
-class _Server:
-    def __init__(self, repo: Path, cache: Path) -> None:
+class McpProcess:
+    """An ``excerpt mcp`` process over stdin/stdout, as a client runs it."""
+
+    def __init__(self, repo: Path, cache: Path, log: Path | None = None) -> None:
         env = {**os.environ, "EXCERPT_CACHE_DIR": str(cache)}
+        err = subprocess.DEVNULL if log is None else log.open("ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "excerpt", "mcp", "--tools", "core", "--repo", str(repo)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env,
         )  # fmt: skip
+        if log is not None:
+            err.close()  # type: ignore[union-attr]  # the child holds its own copy
         self._next = 0
         self._lines: queue.Queue[bytes] = queue.Queue()  # stdout, a line at a time; b"" at exit
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -177,7 +190,12 @@ class _Server:
             self._lines.put(line)
         self._lines.put(b"")
 
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The JSON-RPC answer to one request, whatever it says (a result or an error).
+
+        Raises:
+            EnvironmentFault: the process exited or did not answer in time.
+        """
         self._next += 1
         ident = self._next
         self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
@@ -191,10 +209,19 @@ class _Server:
                 raise EnvironmentFault(f"excerpt mcp exited before answering {method}")
             message = json.loads(line)
             if message.get("id") == ident:
-                if "error" in message or message.get("result", {}).get("isError"):
-                    raise EnvironmentFault(f"excerpt mcp refused {method}: {message}")
-                return dict(message["result"])
+                return dict(message)
         raise EnvironmentFault(f"excerpt mcp did not answer {method} in {_ANSWER_S:.0f} s")
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        message = self.call(method, params)
+        if "error" in message or message.get("result", {}).get("isError"):
+            raise EnvironmentFault(f"excerpt mcp refused {method}: {message}")
+        return dict(message["result"])
+
+    def send_only(self, method: str, params: dict[str, Any]) -> None:
+        """A request written without waiting for its answer (one a kill will interrupt)."""
+        self._next += 1
+        self._send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
 
     def _send(self, message: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -240,7 +267,7 @@ def running_server(repo: Path, cache: Path) -> Iterator[None]:
     Raises:
         EnvironmentFault: the server failed to start.
     """
-    server = _Server(repo, cache)
+    server = McpProcess(repo, cache)
     try:
         server.start()
         yield
@@ -263,7 +290,7 @@ def mcp_figures(
     Raises:
         EnvironmentFault: the server failed to start or to answer.
     """
-    server = _Server(repo, cache)
+    server = McpProcess(repo, cache)
     try:
         server.start()
         server.pack(tasks[0], budget)

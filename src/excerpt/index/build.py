@@ -67,6 +67,7 @@ _BATCH = 500
 _CHUNK = 48
 _PARALLEL_MIN = 200  # below this, worker start-up costs more than it saves
 _PENDING_MAX = 500  # files whose own imports alone are resolved again; more: the whole graph
+KEEP_RUNS = 100  # index runs the runs table keeps (the latest)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -461,6 +462,8 @@ def _update(
         return 0, 0, 0
     store.set_meta(clean="0")
     run = store.conn.execute("INSERT INTO runs(started_ns) VALUES(?)", (time.time_ns(),)).lastrowid
+    # a log of the recent runs, not of every run: edits all day must not grow the database
+    store.conn.execute("DELETE FROM runs WHERE id <= ?", (int(run or 0) - KEEP_RUNS,))
     omitted: list[Omission] = list(found.omitted)
     batch: list[FileRecord] = []
     crashed = store.paths_with_status(CRASHED)

@@ -106,7 +106,9 @@ class IndexStore:
                 if is_environmental(exc):
                     if conn is not None:
                         conn.close()
-                    raise CacheFault(f"cannot use the index database {db}: {exc}") from exc
+                    code = getattr(exc, "sqlite_errorname", None)  # SQLITE_IOERR_SHMMAP…
+                    detail = f"{exc} ({code})" if code else str(exc)
+                    raise CacheFault(f"cannot use the index database {db}: {detail}") from exc
                 problem = f"unreadable database ({type(exc).__name__})"
             if conn is not None:
                 conn.close()

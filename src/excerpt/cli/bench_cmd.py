@@ -166,14 +166,13 @@ def register(sub: Any) -> None:
     soak.add_argument(
         "--synthetic", type=int, metavar="N", help="a generated tree of N files instead"
     )
-    soak.add_argument("--minutes", type=float, default=10.0, help="how long (default 10)")
-    soak.add_argument(
-        "--sessions", type=int, default=4, help="concurrent excerpt mcp sessions (default 4)"
-    )
+    soak.add_argument("--minutes", type=float, default=10.0, help="how long")
+    soak.add_argument("--sessions", type=int, default=4, help="concurrent excerpt mcp sessions")
     soak.add_argument("--budget", type=int, default=8000, help="pack budget, bytes")
     soak.add_argument(
         "--no-kill", action="store_true",
-        help="leave out killing a server mid-call halfway through",
+        help="leave out killing a server mid-call halfway through (the kill at the end, for"
+        " the comparison with a fresh server, stays)",
     )  # fmt: skip
     soak.add_argument(
         "--keep", type=Path, metavar="DIR",

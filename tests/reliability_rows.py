@@ -189,14 +189,15 @@ ROWS: tuple[Row, ...] = (
     _row("B7.54", "Two indexers at once; a reader during a writer",
          "One waits or is refused; the reader sees the old or the new generation", 2),
     # -- B8 ----------------------------------------------------------------------------------
-    _row("B8.1", "Sustained use: four MCP sessions packing and retrieving, seed and compaction "
+    _row("B8.55", "Sustained use: MCP sessions packing and retrieving, seed and compaction "
          "hooks, and an editor (an edit, an addition and a removal a second, 50 files "
-         "rewritten at once) for a minute (`excerpt bench soak`; ten minutes under `-m slow`)",
+         "rewritten at once): two sessions for a minute (`excerpt bench soak`; four for ten "
+         "minutes under `-m slow`)",
          "No error; no excerpt served whose file had changed before the call; every process "
          "stopped at the end", 1),
-    _row("B8.2", "A server killed (SIGKILL) in the middle of a pack, then started again",
+    _row("B8.56", "A server killed (SIGKILL) in the middle of a pack, then started again",
          "Its next packs equal a fresh server's on a fully built index", 1),
-    _row("B8.3", "An excerpt served from a file version replaced before the call, or a "
+    _row("B8.57", "An excerpt served from a file version replaced before the call, or a "
          "handle called fresh after its file changed",
          "Counted as a stale serve by the soak's check", 3),
     # -- T -----------------------------------------------------------------------------------

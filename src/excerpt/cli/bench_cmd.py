@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -205,13 +207,10 @@ def _perf_tasks(path: Path) -> tuple[str, ...]:
     return tuple(out)
 
 
-def run_perf_cmd(args: argparse.Namespace) -> int:
-    from excerpt.evals.perf import PerfRun, render_perf, run_perf
-    from excerpt.render.text import to_json
-
-    if (args.repo is None) == (args.synthetic is None):
-        raise UsageError("give --repo DIR or --synthetic N")
-    tasks = () if args.tasks is None else _perf_tasks(args.tasks)
+@contextlib.contextmanager
+def _progress(args: argparse.Namespace) -> Iterator[Callable[[str], None]]:
+    """A long run's step on one line of a terminal's stderr (none with --json), cleared at
+    the end."""
     shown = sys.stderr.isatty() and not args.json
 
     def say(step: str) -> None:
@@ -219,15 +218,26 @@ def run_perf_cmd(args: argparse.Namespace) -> int:
             sys.stderr.write(f"\r\x1b[2K{step}")
             sys.stderr.flush()
 
+    try:
+        yield say
+    finally:
+        if shown:
+            sys.stderr.write("\r\x1b[2K")
+
+
+def run_perf_cmd(args: argparse.Namespace) -> int:
+    from excerpt.evals.perf import PerfRun, render_perf, run_perf
+    from excerpt.render.text import to_json
+
+    if (args.repo is None) == (args.synthetic is None):
+        raise UsageError("give --repo DIR or --synthetic N")
+    tasks = () if args.tasks is None else _perf_tasks(args.tasks)
     run = PerfRun(repo=args.repo or Path("."), tasks=tasks, count=args.count,
                   budget=args.budget, runs=args.runs, synthetic=args.synthetic,
                   aider_python=args.aider_python, aider_map_tokens=args.aider_map_tokens,
                   aider_timeout=args.aider_timeout, surface=args.surface)  # fmt: skip
-    try:
+    with _progress(args) as say:
         doc = run_perf(run, progress=say)
-    finally:
-        if shown:
-            sys.stderr.write("\r\x1b[2K")
     emit(args, to_json(doc) if args.json else render_perf(doc))
     return 0
 
@@ -240,21 +250,11 @@ def run_soak_cmd(args: argparse.Namespace) -> int:
         raise UsageError("give --repo DIR or --synthetic N")
     if args.synthetic is not None and not 1 <= args.synthetic <= 1_000_000:
         raise UsageError("--synthetic must be between 1 and 1,000,000 files")
-    shown = sys.stderr.isatty() and not args.json
-
-    def say(step: str) -> None:
-        if shown:
-            sys.stderr.write(f"\r\x1b[2K{step}")
-            sys.stderr.flush()
-
     run = SoakRun(repo=args.repo, minutes=args.minutes, sessions=args.sessions,
                   budget=args.budget, synthetic=args.synthetic, kill=not args.no_kill,
                   keep=args.keep)  # fmt: skip
-    try:
+    with _progress(args) as say:
         doc = run_soak(run, progress=say)
-    finally:
-        if shown:
-            sys.stderr.write("\r\x1b[2K")
     emit(args, to_json(doc) if args.json else render_soak(doc))
     return 0 if all(v is not False for v in doc["targets"].values()) else 1
 

@@ -196,8 +196,9 @@ class Hooks(threading.Thread):
     output's compaction, in turn."""
 
     def __init__(self, repo: Path, cache: Path, tasks: Sequence[str], record: Record,
-                 stop: threading.Event) -> None:  # fmt: skip
+                 stop: threading.Event, pause_s: float = 0.0) -> None:  # fmt: skip
         super().__init__(name="soak-hooks", daemon=True)
+        self.pause_s = pause_s  # between two pairs of hooks (0: one after the other)
         from excerpt.evals.perf_hook import large_log
         from excerpt.evals.perf_mcp import HookProcesses
 
@@ -208,7 +209,7 @@ class Hooks(threading.Thread):
 
     def run(self) -> None:
         n = 0
-        while not self.stop.is_set():
+        while not self.stop.wait(self.pause_s if n else 0.0):
             n += 1
             for kind in ("UserPromptSubmit", "PostToolUse"):
                 began = time.monotonic()

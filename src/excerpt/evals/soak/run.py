@@ -37,6 +37,7 @@ class SoakRun:
     seed: int = 0
     kill: bool = True
     keep: Path | None = None  # where to leave the copy, the cache and the servers' logs
+    hook_pause_s: float = 0.0  # between two pairs of hook processes (0: back to back)
 
 
 def _p(samples: Sequence[float], q: float) -> float:
@@ -172,7 +173,7 @@ def run_soak(run: SoakRun, progress: Progress | None = None) -> dict[str, Any]:
         record = Record(started=started)
         sessions = [Session(n, repo, cache, logs, tasks, run.budget, writer, record, stop)
                     for n in range(run.sessions)]  # fmt: skip
-        hooks = Hooks(repo, cache, tasks, record, stop)
+        hooks = Hooks(repo, cache, tasks, record, stop, run.hook_pause_s)
         sampler = Sampler(sessions, cache, started, stop)
         for thread in (*sessions, hooks, writer, sampler):
             thread.start()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -16,8 +17,10 @@ import pytest
 
 from conftest import write_tree
 from excerpt.core.settings import repo_cache_dir
+from excerpt.errors import CacheFault
 from excerpt.evals.soak import SoakRun, run_soak
 from excerpt.evals.soak.writer import Writer, stale_items, stale_retrievals
+from excerpt.index import store as store_module
 from excerpt.index.build import KEEP_RUNS, index_repository
 from excerpt.index.store import IndexStore
 
@@ -105,6 +108,36 @@ def test_a_day_of_edits_keeps_the_run_log_of_the_index_bounded(tmp_path: Path) -
         ids = [row[0] for row in store.conn.execute("SELECT id FROM runs ORDER BY id")]
     assert len(ids) <= KEEP_RUNS
     assert ids[-1] - ids[0] == len(ids) - 1  # the latest runs, none missing between them
+
+
+def _short_read() -> sqlite3.OperationalError:
+    exc = sqlite3.OperationalError("disk I/O error")
+    exc.sqlite_errorcode = 522  # SQLITE_IOERR_SHORT_READ
+    exc.sqlite_errorname = "SQLITE_IOERR_SHORT_READ"
+    return exc
+
+
+def test_an_io_error_opening_the_index_is_tried_again_and_a_lasting_one_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _tree(tmp_path / "repo", files=2)
+    cache = tmp_path / "cache"
+    index_repository(repo, cache_dir=cache)
+    real = store_module.connect  # type: ignore[attr-defined]
+    failures = [_short_read()]  # one short read, as a concurrent open met it in a soak
+
+    def flaky(db: Path) -> sqlite3.Connection:
+        if failures:
+            raise failures.pop()
+        return real(db)
+
+    monkeypatch.setattr(store_module, "connect", flaky)
+    with IndexStore.open(repo_cache_dir(repo, cache)) as store:
+        assert store.rebuilt is None  # the same database, not moved aside
+        assert store.conn.execute("SELECT COUNT(*) FROM files").fetchone()[0] == 3
+    monkeypatch.setattr(store_module, "connect", lambda db: (_ for _ in ()).throw(_short_read()))
+    with pytest.raises(CacheFault, match="SQLITE_IOERR_SHORT_READ"):
+        IndexStore.open(repo_cache_dir(repo, cache))
 
 
 def _assert_clean(doc: dict[str, Any]) -> None:

@@ -104,7 +104,7 @@ class Session(threading.Thread):
 
     def _round(self) -> None:
         if self.kill_now.is_set():
-            self._kill_mid_call()
+            self.kill_mid_call()
             return
         task = self.rng.choice(self.tasks)
         self._call("context_plan", {"task": task, "budget": self.budget, "format": "json"})
@@ -169,7 +169,7 @@ class Session(threading.Thread):
         if bad:
             self.record.stale_serve("context_retrieve", bad)
 
-    def _kill_mid_call(self) -> None:
+    def kill_mid_call(self) -> None:
         """A pack asked for, the server killed before it answers, and started again."""
         self.kill_now.clear()
         with self.lock:

@@ -112,7 +112,7 @@ def _after_kill(repo: Path, tmp: Path, session: Session, tasks: Sequence[str],
     from excerpt.evals.perf_mcp import McpProcess
 
     with session.busy:  # between two of its rounds
-        session._kill_mid_call()
+        session.kill_mid_call()
         restarted = _packs(session.server, tasks, budget)
     from excerpt.index.build import index_repository
 

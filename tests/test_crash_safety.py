@@ -255,6 +255,28 @@ def test_a_waiting_writer_proceeds_when_the_lock_is_released(
     assert report.files_indexed == 1
 
 
+@pytest.mark.reliability("B7.54")
+def test_opening_the_index_again_in_a_process_keeps_the_locks_its_open_connections_hold(
+    make_repo: Any, tmp_path: Path
+) -> None:
+    repo = make_repo({"a.py": "x = 1\n"})
+    index_repository(repo, cache_dir=tmp_path / "cache")
+    cache = repo_cache_dir(repo.resolve(), tmp_path / "cache")
+    wal = cache / f"{DB_NAME}-wal"
+    with IndexStore.open(cache) as first:
+        first.set_meta(probe="0")  # the WAL holds a frame: only a last connection deletes it
+        IndexStore.open(cache).close()  # a second open in this process, as a server makes
+        # another process writes, then closes its connection: had this process lost its
+        # locks, that close would take it for the last one and delete the WAL under `first`
+        code = (
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+            "c.execute(\"UPDATE meta SET value = '1' WHERE key = 'probe'\"); c.close()"
+        )
+        subprocess.run([sys.executable, "-c", code, str(cache / DB_NAME)], check=True)
+        assert wal.exists()
+        assert first.meta("probe") == "1"
+
+
 def test_the_cache_lives_outside_the_repository_with_private_permissions(
     make_repo: Any, tmp_path: Path
 ) -> None:

@@ -10,6 +10,7 @@ kernel releases if the writer dies.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -167,9 +168,28 @@ def untrusted_file(db: Path) -> str | None:
     return None
 
 
-def connect(db: Path) -> sqlite3.Connection:
-    fd = os.open(db, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+def _create(db: Path) -> None:
+    """Create the database file, private to the user, when it is not there.
+
+    An existing file is never opened here: closing a descriptor on a file drops every POSIX
+    lock the process holds on it, SQLite's own included. Another process closing its last
+    connection would then take this one's connections for gone and delete the WAL under
+    them, and their next read would come back short (``SQLITE_IOERR_SHORT_READ``).
+
+    Raises:
+        OSError: the file cannot be created, or the path is no longer a regular file.
+    """
+    try:
+        fd = os.open(db, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        if not stat.S_ISREG(os.lstat(db).st_mode):  # replaced since ``untrusted_file``
+            raise OSError(errno.ELOOP, "the database path is not a regular file") from None
+        return
     os.close(fd)
+
+
+def connect(db: Path) -> sqlite3.Connection:
+    _create(db)
     conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")

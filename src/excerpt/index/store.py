@@ -10,7 +10,6 @@ import contextlib
 import json
 import logging
 import sqlite3
-import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -60,9 +59,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-_OPEN_TRIES = 4  # an I/O error at open is tried again this many times in all
-
-
 class DamagedRows(Exception):
     """Some files' derived rows failed their digest: read those files again."""
 
@@ -94,9 +90,7 @@ class IndexStore:
         make_cache_dir(cache_dir)
         db = cache_dir / DB_NAME
         problem = untrusted_file(db)
-        for attempt in range(_OPEN_TRIES):
-            if problem is not None:
-                break
+        if problem is None:
             conn = None
             try:
                 conn = connect(db)
@@ -113,17 +107,11 @@ class IndexStore:
                     if conn is not None:
                         conn.close()
                     code = getattr(exc, "sqlite_errorname", None)  # SQLITE_IOERR_SHMMAP…
-                    if str(code).startswith("SQLITE_IOERR") and attempt + 1 < _OPEN_TRIES:
-                        # seen under many processes opening and closing one database at
-                        # once (a short read): transient, so opened again, then reported
-                        time.sleep(0.05 * 2**attempt)
-                        continue
                     detail = f"{exc} ({code})" if code else str(exc)
                     raise CacheFault(f"cannot use the index database {db}: {detail}") from exc
                 problem = f"unreadable database ({type(exc).__name__})"
             if conn is not None:
                 conn.close()
-            break
         quarantine(cache_dir, db)
         try:
             conn = connect(db)

@@ -24,8 +24,9 @@ DEFAULT_OUTPUT = ROOT / "docs" / "architecture.md"
 # the order the page tells them in: the pipeline, then the surfaces, then the side rooms
 ORDER = (
     "core", "discover", "index", "risk", "rank", "pack", "pipeline", "render", "deliver",
-    "cli", "mcp", "gate", "compact", "handoff", "harness", "evals", "batch",
+    "cli", "mcp", "gate", "compact", "handoff", "harness", "evals", "batch", "tooling",
 )  # fmt: skip
+BENCH = ROOT / "bench" / "src" / "excerpt_bench"  # the excerpt-bench distribution
 PIPELINE = ("discover", "index", "rank", "pack", "render", "deliver")
 SURFACES = ("cli", "mcp")
 
@@ -53,6 +54,20 @@ def imports_of(unit: str) -> set[str]:
                 if parts[0] == "excerpt" and len(parts) > 1:
                     found.add(parts[1])
     return found - {unit, "errors", "__init__"}
+
+
+def bench_imports() -> list[str]:
+    """The modules of excerpt the benchmarks import."""
+    found: set[str] = set()
+    for path in sorted(BENCH.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 0
+                and (node.module or "").split(".")[0] == "excerpt"
+            ):
+                found.add(str(node.module))
+    return sorted(found)
 
 
 def summary(unit: str) -> str:
@@ -90,8 +105,17 @@ def render() -> str:
     for level in range(max(levels.values()) + 1):
         row = [u for u in names if levels[u] == level]
         lines.append(f"{level:>2}  " + "   ".join(row))
+    bench = bench_imports()
     lines += [
+        "    " + "-" * 40 + " the product package (src/excerpt) ends here",
+        f"{levels['tooling'] + 1:>2}  excerpt_bench (bench/, the excerpt-bench distribution)",
         "```",
+        "",
+        "The benchmarks are a distribution of their own (`bench/`, `excerpt-bench`, mounted as "
+        "`excerpt bench` when installed). Of excerpt they import "
+        + ", ".join(f"`{m}`" for m in bench)
+        + " alone: `excerpt.tooling` is the declared API they build on, and the test suite "
+        "fails on a benchmark importing anything else.",
         "",
         "| unit | what it owns | imports | may import |",
         "| --- | --- | --- | --- |",

@@ -21,8 +21,9 @@ SRC = Path(excerpt.__file__).parent
 # where its steps meet. ``risk`` is a concept matcher the pipeline uses (ranking reads
 # the query's concepts, selection a path's): it sits below rank and imports no stage above
 # the index. Side rooms (harness, gate, evals) consume the pipeline; nothing in it imports
-# them. ``batch`` runs jobs on worker processes (and indexes many repositories): the
-# evaluations and the CLI fan out through it.
+# them. ``batch`` runs jobs on worker processes (and indexes many repositories): the CLI
+# fans out through it. ``tooling`` is the declared surface the benchmarks (the excerpt-bench
+# distribution, ``bench/``) build on; nothing in the product imports it.
 ALLOWED = {
     "core": set(),
     "discover": {"core"},
@@ -48,16 +49,16 @@ ALLOWED = {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
         "compact",
     },
-    "evals": {
-        "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
-        "harness", "risk", "gate", "batch",
-        # bench session measures what the MCP server lists and serves each client, and the
-        # seed the hooks send
-        "mcp", "hooks",
-    },
+    "evals": {"core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver",
+              "harness", "risk", "gate"},
     "cli": {
         "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver", "mcp",
         "evals", "harness", "risk", "gate", "handoff", "compact", "batch", "hooks",
+    },
+    # the names tools outside the product build on (the benchmarks): above everything
+    "tooling": {
+        "core", "discover", "index", "rank", "pack", "pipeline", "render", "deliver", "mcp",
+        "evals", "harness", "risk", "gate", "handoff", "compact", "batch", "hooks", "cli",
     },
 }  # fmt: skip
 # Modules outside the pipeline's layering: the package's lazy entry points and the tree.
@@ -99,6 +100,76 @@ def test_imports_point_down_the_pipeline(package: str) -> None:
             if package in ("cli", "mcp", "hooks") and module == "excerpt":
                 continue  # the version string
             assert len(parts) > 1 and parts[1] in allowed, f"{path.name} imports {module}"
+
+
+BENCH = SRC.parents[1] / "bench" / "src" / "excerpt_bench"
+# what the benchmarks may import of excerpt: the declared tooling API and the errors
+DECLARED = {"excerpt.tooling", "excerpt.errors"}
+
+
+def _undeclared(source: str) -> list[str]:
+    """The imports of excerpt in ``source`` that are not the declared tooling API."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            names = names[:1] if node.module in DECLARED else names
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        found += [
+            n for n in names if (n == "excerpt" or n.startswith("excerpt.")) and n not in DECLARED
+        ]
+    return found
+
+
+def test_an_undeclared_import_is_caught() -> None:
+    assert _undeclared("from excerpt.index.view import SqliteView\n") == [
+        "excerpt.index.view", "excerpt.index.view.SqliteView"
+    ]  # fmt: skip
+    assert _undeclared("def f():\n    import excerpt.rank.score\n") == ["excerpt.rank.score"]
+    assert _undeclared("from excerpt import deliver\n") == ["excerpt", "excerpt.deliver"]
+    assert _undeclared("from excerpt.tooling import rank_files\nimport excerpt_bench\n") == []
+
+
+def test_the_benchmarks_import_nothing_of_excerpt_but_the_tooling_api() -> None:
+    paths = sorted(BENCH.rglob("*.py"))
+    assert len(paths) > 20
+    undeclared = {
+        p.relative_to(BENCH).as_posix(): found
+        for p in paths
+        if (found := _undeclared(p.read_text(encoding="utf-8")))
+    }
+    assert undeclared == {}, "add the name to excerpt.tooling (and its docstring), or do without"
+
+
+def test_nothing_in_the_product_imports_the_tooling_api_or_the_benchmarks() -> None:
+    reaching = {
+        path.relative_to(SRC).as_posix()
+        for path in SRC.rglob("*.py")
+        if path.name != "tooling.py"
+        and any(
+            m == "excerpt.tooling" or m.split(".")[0] == "excerpt_bench" for m in _all_imports(path)
+        )
+    }
+    assert reaching == set()
+
+
+def _all_imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_the_tooling_api_is_the_list_its_docstring_documents() -> None:
+    tooling = importlib.import_module("excerpt.tooling")
+    documented = re.findall(r"``(\w+)``", (tooling.__doc__ or "").split("The names, by", 1)[1])
+    assert sorted(documented) == sorted(tooling.__all__)  # each named once, every one
+    assert all(hasattr(tooling, name) for name in tooling.__all__)
 
 
 def _reaches_under_the_packing_api(node: ast.AST) -> bool:

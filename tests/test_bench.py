@@ -25,9 +25,9 @@ import pytest
 from conftest import GIT_ENV, git, git_commit_all, write_tree
 from excerpt.cli import main
 from excerpt.core.tokens import o200k_count
-from excerpt.evals.bench import ALL_SIGNALS, summarise
-from excerpt.evals.reach import Shown, reach_tokens
 from excerpt.rank.score import SIGNALS
+from excerpt_bench.bench import ALL_SIGNALS, summarise
+from excerpt_bench.reach import Shown, reach_tokens
 
 REPO = "acme/shop"
 BUDGETS = ("2000", "8000")
@@ -832,12 +832,12 @@ def test_a_recording_keeps_every_candidate_and_the_graph_neighbours_of_the_first
     """A variant that reorders the candidates, or lifts a neighbour into the pack, replays
     instead of stopping at a file the recorded run never served."""
     from excerpt.core.settings import repo_cache_dir
-    from excerpt.evals.bench import _widen
-    from excerpt.evals.recording import RecordingSource
     from excerpt.index.build import index_repository
     from excerpt.index.store import IndexStore
     from excerpt.index.view import RecordingView
     from excerpt.pack.prepare import WorkspaceFiles
+    from excerpt_bench.bench import _widen
+    from excerpt_bench.recording import RecordingSource
 
     files = {
         "pkg/core.py": "from pkg.util import helper\n\n\ndef run():\n    return helper()\n",

@@ -78,7 +78,7 @@ def test_bench_perf_refuses_bad_tasks_and_a_missing_tree_with_exit_2(
 def test_the_synthetic_tree_is_the_same_bytes_for_the_same_size_and_has_imports(
     tmp_path: Path,
 ) -> None:
-    from excerpt.evals.synthetic import write_tree
+    from excerpt_bench.synthetic import write_tree
 
     a, b = write_tree(tmp_path / "a", 250), write_tree(tmp_path / "b", 250)
 
@@ -163,7 +163,7 @@ def test_bench_perf_surface_hook_times_hook_processes_cold_and_warm_beside_the_f
 
 
 def test_the_large_log_is_the_same_for_a_run_another_for_another_and_has_its_failure() -> None:
-    from excerpt.evals.perf_hook import LARGE_BYTES, large_log
+    from excerpt_bench.perf_hook import LARGE_BYTES, large_log
 
     first, again, other = large_log(0), large_log(0), large_log(1)
     assert first == again and first != other

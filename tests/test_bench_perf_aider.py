@@ -136,7 +136,7 @@ def test_the_driver_protocol_carries_aider_figures_into_the_json_and_the_table_w
 def test_the_driver_derives_aider_mentions_and_falls_back_to_the_unhinted_map(
     repo: Path, fake_aider_python: Path
 ) -> None:
-    from excerpt.evals.aider_peer import run_repo_map
+    from excerpt_bench.aider_peer import run_repo_map
 
     tasks = ["fix `pkg/mod2.py`, and mod3.py", "the total goes negative", "check mod0 please"]
     figures = run_repo_map(fake_aider_python, repo, tasks, runs=2)
@@ -167,7 +167,7 @@ def test_a_crash_of_the_peer_mid_run_is_a_clear_error_without_a_traceback(
 def test_a_peer_past_its_timeout_is_killed_and_reported(
     repo: Path, fake_aider_python: Path
 ) -> None:
-    from excerpt.evals.aider_peer import run_repo_map
+    from excerpt_bench.aider_peer import run_repo_map
 
     with pytest.raises(EnvironmentFault, match=r"within 1 s \(last step: cold map 1/1 started;"):
         run_repo_map(fake_aider_python, repo, ["linger a while"], runs=1, timeout=1)
@@ -196,12 +196,12 @@ def test_an_aider_python_that_is_not_an_interpreter_is_refused_with_exit_2(
 def test_an_interpreter_without_aider_is_refused_before_the_long_run_starts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import excerpt.evals.synthetic
+    import excerpt_bench.synthetic
 
     def no_tree(*_args: object) -> None:
         raise AssertionError("the run started before the interpreter was checked")
 
-    monkeypatch.setattr(excerpt.evals.synthetic, "write_tree", no_tree)
+    monkeypatch.setattr(excerpt_bench.synthetic, "write_tree", no_tree)
     python = _venv(tmp_path / "venv-plain")
     assert main(["bench", "perf", "--synthetic", "20", "--aider-python", str(python)]) == 2
     err = capsys.readouterr().err

@@ -22,14 +22,14 @@ from conftest import GIT_ENV, git, git_commit_all, write_tree
 from excerpt.cli import main
 from excerpt.core.tokens import TokenCounter
 from excerpt.evals.agent_records import AgentRunRecord, load_records
-from excerpt.evals.session.arms import ARMS, run_sessions
-from excerpt.evals.session.excerpt_arm import PackAnswer, Region, RetrieveAnswer, SeedAnswer
-from excerpt.evals.session.hooks_arm import HOOK_SEED
-from excerpt.evals.session.ledger import Evidence
-from excerpt.evals.session.report import pair_problems, render_report, summarise
-from excerpt.evals.session.terms import search_plan
-from excerpt.evals.session.workspace import Corpus
 from excerpt.mcp.clients import ClientProfile
+from excerpt_bench.session.arms import ARMS, run_sessions
+from excerpt_bench.session.excerpt_arm import PackAnswer, Region, RetrieveAnswer, SeedAnswer
+from excerpt_bench.session.hooks_arm import HOOK_SEED
+from excerpt_bench.session.ledger import Evidence
+from excerpt_bench.session.report import pair_problems, render_report, summarise
+from excerpt_bench.session.terms import search_plan
+from excerpt_bench.session.workspace import Corpus
 
 REPO = "acme/bill"
 FEES = '''"""Late fees."""
@@ -411,8 +411,8 @@ def test_bad_input_is_a_usage_error(
 
 
 def test_a_claude_read_over_the_token_cap_pages_on_as_its_partial_view_says() -> None:
-    from excerpt.evals.session.agents import ClaudeTools
-    from excerpt.evals.session.ledger import Ledger, Stop
+    from excerpt_bench.session.agents import ClaudeTools
+    from excerpt_bench.session.ledger import Ledger, Stop
 
     big = "".join(f"ENTRY_{i} = {i}  # ledger entry, amount and refund\n" for i in range(4000))
     corpus = Corpus({"ledger.py": big.encode()})

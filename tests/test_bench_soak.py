@@ -18,11 +18,11 @@ import pytest
 from conftest import write_tree
 from excerpt.core.settings import repo_cache_dir
 from excerpt.errors import CacheFault
-from excerpt.evals.soak import SoakRun, run_soak
-from excerpt.evals.soak.writer import Writer, stale_items, stale_retrievals
 from excerpt.index import store as store_module
 from excerpt.index.build import KEEP_RUNS, index_repository
 from excerpt.index.store import IndexStore
+from excerpt_bench.soak import SoakRun, run_soak
+from excerpt_bench.soak.writer import Writer, stale_items, stale_retrievals
 
 _MODULE = "\n".join(
     f"def handler_{i}(request, retries={i}):\n    return dispatch(request, {i})\n"

@@ -27,8 +27,8 @@ from conftest import GIT_ENV, git_commit_all, write_tree
 from excerpt.batch.scheduler import Scheduler, parse_scheduler
 from excerpt.cli import main
 from excerpt.errors import UsageError
-from excerpt.evals.bench import BenchTask
-from excerpt.evals.fanout import batches, group_tasks
+from excerpt_bench.bench import BenchTask
+from excerpt_bench.fanout import batches, group_tasks
 
 BUDGETS = "2000,8000"
 

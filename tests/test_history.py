@@ -13,9 +13,7 @@ import pytest
 from conftest import git, write_tree
 from excerpt.cli import main
 from excerpt.core.settings import repo_cache_dir
-from excerpt.evals.bench import load_tasks
 from excerpt.evals.gate_suite import canary
-from excerpt.evals.localize import run_localize
 from excerpt.index.build import index_repository
 from excerpt.index.history import HistorySource, history_disabled, plan_history
 from excerpt.index.store import IndexStore
@@ -23,6 +21,8 @@ from excerpt.index.tokens import terms
 from excerpt.index.view import RecordingView, view_from_dict, view_to_dict
 from excerpt.rank.score import rank_files
 from excerpt.rank.task import analyze_task
+from excerpt_bench.bench import load_tasks
+from excerpt_bench.localize import run_localize
 
 PAST = "Fix refund webhook retry when the gateway times out"
 FUTURE = "Make invoice ledger export skip cancelled orders"

@@ -39,11 +39,11 @@ from excerpt.cli.errors_out import wants_json
 from excerpt.core import git as gitmod
 from excerpt.discover.reader import failure_reason
 from excerpt.errors import GitFault, UsageError
-from excerpt.evals.bench import load_tasks
 from excerpt.index import build
 from excerpt.index.build import index_repository
 from excerpt.index.db import DB_NAME
 from excerpt.index.graph import load_graph
+from excerpt_bench.bench import load_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -718,3 +718,30 @@ def test_a_hook_on_an_unreadable_repository_or_cache_injects_nothing_and_exits_0
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     else:  # the output is the tool's, not the repository's: it is compacted as usual
         assert proc.returncode == 0 and b"excerpt compacted" in proc.stdout
+
+
+@pytest.mark.parametrize("words", [["bench"], ["bench", "localize", "--dataset", "t.jsonl"]])
+def test_bench_without_its_package_names_the_package_to_install(
+    words: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import excerpt.cli as cli
+
+    real = cli.importlib.util.find_spec
+    monkeypatch.setattr(
+        cli.importlib.util, "find_spec",
+        lambda name, *a: None if name == cli.BENCH_PACKAGE else real(name, *a),
+    )  # fmt: skip
+    assert main(words) == 2
+    err = capsys.readouterr().err
+    assert "excerpt-bench" in err and "pip install -e bench" in err
+    assert "Traceback" not in err
+    assert main([*words, "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["exit"] == 2
+
+
+def test_bench_with_its_package_installed_is_its_commands(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["bench", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in ("localize", "session", "perf", "soak"))

@@ -15,14 +15,14 @@ import excerpt.deliver as deliver
 from conftest import git, git_commit_all, write_tree
 from excerpt.cli import main
 from excerpt.errors import UsageError
-from excerpt.evals.fixes import FixCommits
-from excerpt.evals.primary import primary_summary
 from excerpt.pack import PackRequest
 from excerpt.pack.model import pack_schema, plan_schema
 from excerpt.pack.related import regions_of_test, related_tests
 from excerpt.rank.confidence import FEATURES, confidences
 from excerpt.rank.score import Candidate, Reason
 from excerpt.rank.weights import default_weights
+from excerpt_bench.fixes import FixCommits
+from excerpt_bench.primary import primary_summary
 
 PRICING = '''\
 """Order totals: percentages off a price, rounded to cents."""

@@ -1,10 +1,11 @@
-"""Gold reach (``excerpt.evals.reach``): tokens of a delivered pack, read top to bottom,
+"""Gold reach (``excerpt_bench.reach``): tokens of a delivered pack, read top to bottom,
 until every changed line was shown; the irrelevant shares; the causes."""
 
 from __future__ import annotations
 
 from excerpt.core.tokens import o200k_count
-from excerpt.evals.reach import (
+from excerpt.pack.model import Item, Omitted, Pack
+from excerpt_bench.reach import (
     Shown,
     bm25_pack,
     outside_shares,
@@ -12,7 +13,6 @@ from excerpt.evals.reach import (
     reach_summary,
     reach_tokens,
 )
-from excerpt.pack.model import Item, Omitted, Pack
 
 A = "def a():\n    return 1\n\n"
 B = "def b():\n    x = 2\n    return x\n"

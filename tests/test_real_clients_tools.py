@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conftest import git, git_commit_all, write_tree
-from excerpt.evals.session.contracts import (
+from excerpt_bench.session.contracts import (
     PERSISTED_PATH,
     Row,
     claude_bash,
@@ -24,7 +24,7 @@ from excerpt.evals.session.contracts import (
     codex_exec,
     rg_rows,
 )
-from excerpt.evals.session.workspace import Corpus
+from excerpt_bench.session.workspace import Corpus
 from real_clients import CLIENTS, Client, Forwarded, Run, ToolCall, forwarded_tool_results
 from test_mcp import SHOP, TASK
 from test_real_clients import BUDGET, RUN_TIMEOUT, ExcerptRun, require

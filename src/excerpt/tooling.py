@@ -31,8 +31,9 @@ The names, by what a tool does with them:
   ``AgentRunRecord``.
 - Running many jobs: ``Scheduler``, ``SERIAL``, ``fan_out``, ``parse_scheduler``,
   ``require_dask``, ``SCHEDULER_HELP``.
-- A command mounted under ``excerpt``: ``command``, ``complete_as``, ``git_dirs``,
-  ``emit``, ``ProgressBar``; errors are ``excerpt.errors``'.
+- A command mounted under the CLI: ``command``, ``complete_as``, ``git_dirs``, ``emit``,
+  ``ProgressBar``. Errors are raised as the product's own (excerpt.errors, which tools
+  import too), so the CLI reports them with their exit codes.
 """
 
 from __future__ import annotations

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib
+import importlib.util
 import io
 import logging
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from excerpt import __version__
-from excerpt.cli.common import HelpFormatter
+from excerpt.cli.common import HelpFormatter, command
 from excerpt.cli.errors_out import ArgumentsRejected, failure_of, report, wants_json
-from excerpt.errors import ExcerptError
+from excerpt.errors import ExcerptError, UsageError
 
 __all__ = ["main"]
 
@@ -46,7 +48,6 @@ def build_parser() -> argparse.ArgumentParser:
     # the command modules (and the library they call) load with the parser, not with the
     # package: ``excerpt --version`` needs none of them
     from excerpt.cli import (
-        bench_cmd,
         compact_cmd,
         completion_cmd,
         config_cmd,
@@ -77,11 +78,41 @@ def build_parser() -> argparse.ArgumentParser:
     setup_cmd.register(sub)
     hook_cmd.register(sub)
     eval_cmd.register(sub)
-    bench_cmd.register(sub)
+    _mount_bench(sub)
     config_cmd.register(sub)
     completion_cmd.register(sub)
     parser.set_defaults(make_parser=build_parser)  # (completion: the whole parser)
     return parser
+
+
+BENCH_PACKAGE = "excerpt_bench"  # the benchmarks' distribution, excerpt-bench
+
+
+def _mount_bench(sub: Any) -> None:
+    """``excerpt bench``: the commands of the benchmarks' own distribution when it is
+    installed; when it is not, a command that says which package to install."""
+    if importlib.util.find_spec(BENCH_PACKAGE) is not None:
+        importlib.import_module(f"{BENCH_PACKAGE}.cli").register(sub)
+        return
+    p = command(sub, "bench", help="benchmarks (the excerpt-bench package)", examples=[])
+    p.add_argument("words", nargs=argparse.REMAINDER, action=_Words, help=argparse.SUPPRESS)
+    p.set_defaults(handler=_bench_missing)
+
+
+class _Words(argparse.Action):
+    """The words of a command that is not installed, kept; ``--json`` among them still asks
+    for the error as JSON."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.json = wants_json(values)
+
+
+def _bench_missing(args: argparse.Namespace) -> int:
+    raise UsageError(
+        "excerpt bench is in the excerpt-bench package, which is not installed: "
+        "pip install -e bench (from a clone of excerpt's repository, beside excerpt)"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.errors import EnvironmentFault, UsageError
-from excerpt.evals.soak.actors import Hooks, Record, Sampler, Session
-from excerpt.evals.soak.writer import Writer
+from excerpt_bench.soak.actors import Hooks, Record, Sampler, Session
+from excerpt_bench.soak.writer import Writer
 
 __all__ = ["SoakRun", "render_soak", "run_soak"]
 
@@ -113,12 +113,12 @@ def _after_kill(repo: Path, tmp: Path, session: Session, tasks: Sequence[str],
                 budget: int) -> dict[str, Any]:  # fmt: skip
     """With the tree quiet: a session's server killed in the middle of a pack and started
     again, its next packs beside a fresh server's on an empty cache."""
-    from excerpt.evals.perf_mcp import McpProcess
+    from excerpt_bench.perf_mcp import McpProcess
 
     with session.busy:  # between two of its rounds
         session.kill_mid_call()
         restarted = _packs(session.server, tasks, budget)
-    from excerpt.index.build import index_repository
+    from excerpt.tooling import index_repository
 
     # indexed whole before it starts, as the soaked cache was: a server's first answers on
     # an empty cache come before the lazily built parts of its index (the import graph)
@@ -139,9 +139,8 @@ def run_soak(run: SoakRun, progress: Progress | None = None) -> dict[str, Any]:
     Raises:
         UsageError: no tree, bad numbers, or a tree with nothing to pack.
     """
-    from excerpt.evals.savings import derived_tasks
-    from excerpt.evals.synthetic import write_tree
-    from excerpt.index.build import index_repository
+    from excerpt.tooling import derived_tasks, index_repository
+    from excerpt_bench.synthetic import write_tree
 
     say = progress or (lambda _: None)
     if run.synthetic is None and (run.repo is None or not run.repo.is_dir()):
@@ -201,7 +200,7 @@ def run_soak(run: SoakRun, progress: Progress | None = None) -> dict[str, Any]:
         stop.set()
         for thread in (*sessions, hooks, writer, sampler):
             thread.join(timeout=120)
-        from excerpt.evals.perf_mcp import HookProcesses
+        from excerpt_bench.perf_mcp import HookProcesses
 
         HookProcesses(repo, cache).wait_background()
         leftover = [t.name for t in (*sessions, hooks, writer, sampler) if t.is_alive()]
@@ -283,8 +282,8 @@ def render_soak(doc: dict[str, Any]) -> str:
         f" stale serves, {doc['stale_refused']:,} stale handles refused; {doc['writes']:,}"
         f" writes, {doc['switches']} switches of 50 files",
         "",
-        "| minute | calls | p50 ms | p95 ms | RSS MB (max per process) | open fds (fewest) | cache B |"
-        " compaction store B |",
+        "| minute | calls | p50 ms | p95 ms | RSS MB (max per process) | open fds (fewest) |"
+        " cache B | compaction store B |",
         "| ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |",
     ]
     for r in doc["per_minute"]:

@@ -6,9 +6,9 @@ run on this machine: cold index, no-change refresh, warm pack and pack after a o
 (p50/p95), peak RSS, and beside them the floors: listing and ``lstat`` of every file, reading
 and hashing every file, and tree-sitter parsing alone of every parsed file on all cores; with
 ``aider_python``, Aider's repo map cold and warm on the same copy and tasks
-(excerpt.evals.aider_peer), measured last so that its process does not count in excerpt's
-peak RSS; with ``surface`` "mcp" the packs through a real server (excerpt.evals.perf_mcp),
-with "hook" ``excerpt hook`` processes as a client runs them (excerpt.evals.perf_hook).
+(excerpt_bench.aider_peer), measured last so that its process does not count in excerpt's
+peak RSS; with ``surface`` "mcp" the packs through a real server (excerpt_bench.perf_mcp),
+with "hook" ``excerpt hook`` processes as a client runs them (excerpt_bench.perf_hook).
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from excerpt.errors import UsageError
-from excerpt.evals.metrics import nearest_rank
+from excerpt.tooling import nearest_rank
 
 if TYPE_CHECKING:
-    from excerpt.evals.aider_peer import AiderFigures
+    from excerpt_bench.aider_peer import AiderFigures
 
 __all__ = ["PerfRun", "run_perf"]
 
@@ -72,7 +72,7 @@ class PerfRun:
     aider_map_tokens: int = 1024
     aider_timeout: float = 1800.0  # the whole Aider run, seconds
     surface: str = "cli"  # "mcp": the packs through a real excerpt mcp process too; "hook":
-    # excerpt hook processes as a client runs them (excerpt.evals.perf_hook)
+    # excerpt hook processes as a client runs them (excerpt_bench.perf_hook)
 
 
 def _files(root: Path) -> Iterator[str]:
@@ -103,7 +103,7 @@ def read_all(root: Path) -> float:
 def _parse_batch(batch: Sequence[tuple[str, str]]) -> int:
     import tree_sitter as ts
 
-    from excerpt.index.lang import grammar
+    from excerpt.tooling import grammar
 
     for path, language in batch:
         with open(path, "rb") as fh:
@@ -114,7 +114,7 @@ def _parse_batch(batch: Sequence[tuple[str, str]]) -> int:
 def parse_only(root: Path, workers: int) -> float:
     """Floor: tree-sitter parsing alone (no queries, no storage) of every file excerpt
     parses, on ``workers`` processes."""
-    from excerpt.index.languages import PARSED_LANGUAGES, language_of
+    from excerpt.tooling import PARSED_LANGUAGES, language_of
 
     todo = [
         (path, language)
@@ -155,12 +155,9 @@ def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
             interpreter is not one, or has no aider.
         EnvironmentFault: Aider's repo map crashed or timed out.
     """
-    from excerpt.deliver import build_pack  # what the CLI and the MCP tools call
-    from excerpt.evals import aider_peer
-    from excerpt.evals.savings import derived_tasks
-    from excerpt.evals.synthetic import write_tree
-    from excerpt.index.build import index_repository
-    from excerpt.pack import PackRequest
+    from excerpt.tooling import PackRequest, build_pack, derived_tasks, index_repository
+    from excerpt_bench import aider_peer
+    from excerpt_bench.synthetic import write_tree
 
     say = progress or (lambda _: None)
     if run.synthetic is None and not run.repo.is_dir():
@@ -211,7 +208,7 @@ def run_perf(run: PerfRun, progress: Progress | None = None) -> dict[str, Any]:
             started = time.perf_counter()
             build_pack(PackRequest(repo=repo, task=task, budget=run.budget, cache_dir=cache))
             warm.append(time.perf_counter() - started)
-        from excerpt.evals.perf_mcp import cli_pack_s
+        from excerpt_bench.perf_mcp import cli_pack_s
 
         say(f"warm pack, whole CLI process: {len(tasks)} runs")
         process = [cli_pack_s(repo, cache, task, run.budget) for task in tasks]
@@ -273,12 +270,12 @@ def _surface_figures(
     """``mcp`` or ``hook``: the same tasks through excerpt's server or its hook processes
     (``edit`` None: the tree has no file to edit, and the server is not timed)."""
     if run.surface == "mcp" and edit is not None:
-        from excerpt.evals.perf_mcp import mcp_figures
+        from excerpt_bench.perf_mcp import mcp_figures
 
         say(f"excerpt mcp: {len(tasks)} warm packs, {len(tasks)} after edits, 3 after switches")
         return {"mcp": mcp_figures(repo, cache, tasks, run.budget, edit, percentiles_ms)}
     if run.surface == "hook":
-        from excerpt.evals.perf_hook import HookBench, hook_figures
+        from excerpt_bench.perf_hook import HookBench, hook_figures
 
         bench = HookBench(
             repo=repo, cache=cache, scratch=cache.parent, tasks=tuple(tasks),
@@ -331,7 +328,7 @@ def render_perf(doc: dict[str, Any]) -> str:
     if doc.get("mcp") is not None:
         rows += _mcp_rows(doc)
     if doc.get("hook") is not None:
-        from excerpt.evals.perf_hook import hook_rows
+        from excerpt_bench.perf_hook import hook_rows
 
         rows += hook_rows(doc)
     if b.get("aider_cold_s") is not None:

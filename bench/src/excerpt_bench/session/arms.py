@@ -15,14 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from excerpt.evals.session.agents import ClaudeTools, CodexTools, Tools, explore
-from excerpt.evals.session.excerpt_arm import Packs, SeedAnswer, run_excerpt_arm
-from excerpt.evals.session.hooks_arm import charge_seed, map_reads, seed_files, seed_summary
-from excerpt.evals.session.ledger import Evidence, Ledger, SessionResult, Stop
-from excerpt.evals.session.terms import search_plan
-from excerpt.evals.session.workspace import Corpus
-from excerpt.hooks.seed import DEFAULT_SEED_TOKENS, Shape
-from excerpt.mcp.clients import profile_for
+from excerpt.tooling import DEFAULT_SEED_TOKENS, Shape, profile_for
+from excerpt_bench.session.agents import ClaudeTools, CodexTools, Tools, explore
+from excerpt_bench.session.excerpt_arm import Packs, SeedAnswer, run_excerpt_arm
+from excerpt_bench.session.hooks_arm import charge_seed, map_reads, seed_files, seed_summary
+from excerpt_bench.session.ledger import Evidence, Ledger, SessionResult, Stop
+from excerpt_bench.session.terms import search_plan
+from excerpt_bench.session.workspace import Corpus
 
 __all__ = ["ARMS", "Arm", "arm_named", "run_sessions"]
 

@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from excerpt.batch import SCHEDULER_HELP
-from excerpt.cli.common import command, git_dirs
 from excerpt.errors import UsageError
+from excerpt.tooling import SCHEDULER_HELP, command, git_dirs
 
 __all__ = ["register"]
 
@@ -79,7 +78,7 @@ def register(actions: Any) -> None:
 
 
 def _arms(text: str) -> tuple[Any, ...]:
-    from excerpt.evals.session.arms import ARMS, arm_named
+    from excerpt_bench.session.arms import ARMS, arm_named
 
     if text == "all":
         return ARMS
@@ -95,15 +94,18 @@ def _arms(text: str) -> tuple[Any, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from excerpt.batch.scheduler import parse_scheduler, require_dask
-    from excerpt.core.tokens import TokenCounter
-    from excerpt.evals.bench import load_tasks
-    from excerpt.evals.session.records import session_records
-    from excerpt.evals.session.report import render_report, summarise
-    from excerpt.evals.session.run import SessionRun, run_session_bench
-    from excerpt.mcp.server import listed_definitions
-    from excerpt.render.progress import ProgressBar
-    from excerpt.render.text import to_json
+    from excerpt.tooling import (
+        ProgressBar,
+        TokenCounter,
+        listed_definitions,
+        parse_scheduler,
+        require_dask,
+        to_json,
+    )
+    from excerpt_bench.bench import load_tasks
+    from excerpt_bench.session.records import session_records
+    from excerpt_bench.session.report import render_report, summarise
+    from excerpt_bench.session.run import SessionRun, run_session_bench
 
     if args.cap < 1:
         raise UsageError("--cap must be 1 or more")

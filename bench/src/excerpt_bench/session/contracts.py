@@ -33,7 +33,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from excerpt.evals.session.ledger import Shown
+from excerpt_bench.session.ledger import Shown
 
 __all__ = [
     "CLAUDE_BASH_CHARS",

@@ -2,7 +2,7 @@
 
 Aider is not a dependency of excerpt: the user names the interpreter of an environment that has
 ``aider-chat`` installed (``--aider-python``), and the shipped driver
-``excerpt/evals/data/aider_repomap.py`` runs in it as a subprocess: stdin closed but for one
+``excerpt_bench/data/aider_repomap.py`` runs in it as a subprocess: stdin closed but for one
 JSON request, its own process group, a scratch HOME and TMPDIR, an environment that keeps
 litellm and model hubs offline (the driver also refuses every socket), under a timeout. Its
 stdout is one JSON result; its stderr is kept and its last line reported when it fails.
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.errors import EnvironmentFault, UsageError
-from excerpt.evals.metrics import nearest_rank
+from excerpt.tooling import nearest_rank
 
 __all__ = [
     "MAP_TOKENS",
@@ -187,7 +187,7 @@ def run_repo_map(
         "cold_runs": runs,
     }
     with (
-        resources.as_file(resources.files("excerpt.evals") / "data" / "aider_repomap.py") as driver,
+        resources.as_file(resources.files("excerpt_bench") / "data" / "aider_repomap.py") as driver,
         tempfile.TemporaryDirectory(prefix="excerpt-aider-") as tmp,
     ):
         code, out, err = _run(

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from excerpt.core.hashing import sha256_hex
+from excerpt.tooling import sha256_hex
 
 __all__ = ["Corpus", "Hits"]
 

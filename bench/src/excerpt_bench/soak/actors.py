@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.errors import EnvironmentFault
-from excerpt.evals.soak.writer import Writer, stale_items, stale_retrievals
+from excerpt_bench.soak.writer import Writer, stale_items, stale_retrievals
 
 __all__ = ["Hooks", "Record", "Sampler", "Session"]
 
@@ -77,7 +77,7 @@ class Session(threading.Thread):
         self.old_handles: list[str] = []
 
     def start_server(self) -> None:
-        from excerpt.evals.perf_mcp import McpProcess
+        from excerpt_bench.perf_mcp import McpProcess
 
         server = McpProcess(self.repo, self.cache, self.logs / f"session-{self.n}.log")
         server.start()
@@ -199,8 +199,8 @@ class Hooks(threading.Thread):
                  stop: threading.Event, pause_s: float = 0.0) -> None:  # fmt: skip
         super().__init__(name="soak-hooks", daemon=True)
         self.pause_s = pause_s  # between two pairs of hooks (0: one after the other)
-        from excerpt.evals.perf_hook import large_log
-        from excerpt.evals.perf_mcp import HookProcesses
+        from excerpt_bench.perf_hook import large_log
+        from excerpt_bench.perf_mcp import HookProcesses
 
         self.hooks = HookProcesses(repo, cache)
         self.tasks = list(tasks)

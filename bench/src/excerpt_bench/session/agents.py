@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from excerpt.evals.session import contracts as c
-from excerpt.evals.session.ledger import Ledger
-from excerpt.evals.session.terms import SearchPlan, Term
-from excerpt.evals.session.workspace import Corpus
+from excerpt_bench.session import contracts as c
+from excerpt_bench.session.ledger import Ledger
+from excerpt_bench.session.terms import SearchPlan, Term
+from excerpt_bench.session.workspace import Corpus
 
 __all__ = ["ClaudeTools", "CodexTools", "Explorer", "Tools", "explore"]
 

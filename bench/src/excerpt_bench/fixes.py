@@ -1,7 +1,7 @@
 """The fix commit of a benchmark task, read from its git directory: the child of the task's
 base commit whose message is the task's text, and the test files it touched.
 
-Read-only, through ``excerpt.core.git.run_git``. A task whose git directory does not hold
+Read-only, through ``excerpt.tooling.run_git``. A task whose git directory does not hold
 such a child (an issue text rather than a commit message) has no fix here, and is not
 scored on it.
 """
@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from excerpt.core import git
 from excerpt.errors import GitFault
-from excerpt.index.lang import is_test_path
+from excerpt.tooling import is_test_path, run_git
 
 __all__ = ["FixCommits"]
 
@@ -30,7 +29,7 @@ class FixCommits:
 
     def _child_map(self, git_dir: Path) -> dict[str, list[str]]:
         if git_dir not in self._children:
-            out = git.run_git(git_dir, "--git-dir", str(git_dir), "rev-list", "--all", "--parents")
+            out = run_git(git_dir, "--git-dir", str(git_dir), "rev-list", "--all", "--parents")
             children: dict[str, list[str]] = defaultdict(list)
             for line in out.stdout.decode("ascii", "replace").splitlines():
                 commit, *parents = line.split()
@@ -46,7 +45,7 @@ class FixCommits:
         try:
             children = sorted(self._child_map(git_dir).get(base, []))
             for child in children:
-                raw = git.run_git(git_dir, "--git-dir", str(git_dir), "cat-file", "commit", child)
+                raw = run_git(git_dir, "--git-dir", str(git_dir), "cat-file", "commit", child)
                 _, _, body = raw.stdout.decode("utf-8", "replace").partition("\n\n")
                 if want and _normal(body).startswith(want):
                     return child
@@ -60,7 +59,7 @@ class FixCommits:
         fix = self.fix_of(git_dir, base, message)
         if fix is None:
             return None
-        diff = git.run_git(
+        diff = run_git(
             git_dir, "--git-dir", str(git_dir), "diff-tree", "-r", "-z", "--no-commit-id",
             "--diff-filter=M", "--name-only", base, fix,
         )  # fmt: skip

@@ -20,26 +20,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from excerpt.batch.scheduler import SERIAL, Scheduler, fan_out
-from excerpt.core.hashing import sha256_hex
-from excerpt.core.tokens import TokenCounter
 from excerpt.errors import UsageError
-from excerpt.evals import bench
-from excerpt.evals.fanout import Group, batches, group_tasks
-from excerpt.evals.session.arms import ARMS, Arm, run_sessions
-from excerpt.evals.session.excerpt_arm import (
+from excerpt.tooling import (
+    DEFAULT_SEED_TOKENS,
+    SERIAL,
+    ClientProfile,
+    Scheduler,
+    Shape,
+    TokenCounter,
+    fan_out,
+    index_repository,
+    language_of,
+    resolve_root,
+    sha256_hex,
+)
+from excerpt_bench import bench
+from excerpt_bench.fanout import Group, batches, group_tasks
+from excerpt_bench.session.arms import ARMS, Arm, run_sessions
+from excerpt_bench.session.excerpt_arm import (
     LivePacks,
     PackAnswer,
     Packs,
     RetrieveAnswer,
     SeedAnswer,
 )
-from excerpt.evals.session.ledger import Evidence, SessionResult
-from excerpt.evals.session.workspace import Corpus
-from excerpt.hooks.seed import DEFAULT_SEED_TOKENS, Shape
-from excerpt.index.build import index_repository, resolve_root
-from excerpt.index.lang import language_of
-from excerpt.mcp.clients import ClientProfile
+from excerpt_bench.session.ledger import Evidence, SessionResult
+from excerpt_bench.session.workspace import Corpus
 
 __all__ = ["SessionRun", "run_session_bench"]
 
@@ -263,7 +269,7 @@ def _run_job(
     groups: Sequence[Group], git_dirs: dict[str, Path], run: SessionRun, scratch: Path | None
 ) -> list[tuple[int, dict[str, Any]]]:
     """In a worker: each group's tree exported once into this worker's own directory."""
-    from excerpt.evals.fanout import _worker_home
+    from excerpt_bench.fanout import _worker_home
 
     home = _worker_home(scratch)
     count = TokenCounter()

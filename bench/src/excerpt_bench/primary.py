@@ -13,12 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from excerpt.evals.fixes import FixCommits
-from excerpt.evals.metrics import gold_lines, mean
-from excerpt.pack import region_features
-from excerpt.pack.model import Pack
-from excerpt.pack.prepare import Prepared
-from excerpt.rank.confidence import features
+from excerpt.tooling import Pack, Prepared, features, gold_lines, mean, region_features
+from excerpt_bench.fixes import FixCommits
 
 __all__ = [
     "calibration_rows",

@@ -26,10 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from excerpt.batch.scheduler import Scheduler, fan_out
 from excerpt.errors import UsageError
-from excerpt.evals import bench
-from excerpt.rank.weights import Weights
+from excerpt.tooling import Scheduler, Weights, fan_out
+from excerpt_bench import bench
 
 __all__ = ["Group", "GroupRun", "batches", "group_tasks", "run_batch", "run_group", "run_groups"]
 

@@ -20,19 +20,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from excerpt.deliver import build_pack, render_retrieved
-from excerpt.evals.session.ledger import Ledger, Shown
-from excerpt.evals.session.workspace import Corpus
-from excerpt.hooks.answer import seed_limits
-from excerpt.hooks.prompt import classify_prompt
-from excerpt.hooks.run import MAX_PROMPT
-from excerpt.hooks.seed import Shape, build_seed
-from excerpt.index.history import HistorySource, history_disabled
-from excerpt.mcp.clients import ClientProfile, budget_note
-from excerpt.pack import PackRequest
-from excerpt.pack.handles import parse_handle
-from excerpt.pipeline import get_excerpts
-from excerpt.render.text import escape_controls
+from excerpt.tooling import (
+    MAX_PROMPT,
+    ClientProfile,
+    HistorySource,
+    PackRequest,
+    Shape,
+    budget_note,
+    build_pack,
+    build_seed,
+    classify_prompt,
+    escape_controls,
+    get_excerpts,
+    history_disabled,
+    parse_handle,
+    render_retrieved,
+    seed_limits,
+)
+from excerpt_bench.session.ledger import Ledger, Shown
+from excerpt_bench.session.workspace import Corpus
 
 __all__ = [
     "LivePacks",

@@ -1,6 +1,6 @@
 """``bench perf --surface mcp``: the same packs through a real ``excerpt mcp`` process (and
 the other processes ``bench perf`` starts: the whole-process ``excerpt pack``, and the
-``excerpt hook`` processes of ``--surface hook`` (excerpt.evals.perf_hook) as a client runs
+``excerpt hook`` processes of ``--surface hook`` (excerpt_bench.perf_hook) as a client runs
 them; all excerpt's own on the copy, or the interpreter's start as their floor).
 
 The server is started as a client starts it (``python -m excerpt mcp --tools core --repo

@@ -19,6 +19,6 @@ server's memory from the second minute to the last).
 
 from __future__ import annotations
 
-from excerpt.evals.soak.run import SoakRun, render_soak, run_soak
+from excerpt_bench.soak.run import SoakRun, render_soak, run_soak
 
 __all__ = ["SoakRun", "render_soak", "run_soak"]

@@ -1,6 +1,6 @@
 """``bench localize`` end to end: every task of a dataset ranked, packed and scored, on this
-process (``excerpt.evals.bench``) or fanned out by repository and commit on a scheduler's
-workers (``excerpt.evals.fanout``), with the same rows. The one module that meets both, so
+process (``excerpt_bench.bench``) or fanned out by repository and commit on a scheduler's
+workers (``excerpt_bench.fanout``), with the same rows. The one module that meets both, so
 neither imports the other's caller.
 """
 
@@ -11,15 +11,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from excerpt.batch.scheduler import SERIAL, Scheduler
 from excerpt.errors import UsageError
-from excerpt.evals import bench
-from excerpt.evals.bench import BenchTask, ProgressFn
-from excerpt.evals.fanout import GroupRun, run_groups
-from excerpt.evals.fixes import FixCommits
-from excerpt.evals.primary import related_tests_hit
-from excerpt.evals.recording import start_recording
-from excerpt.rank.weights import Weights
+from excerpt.tooling import SERIAL, Scheduler, Weights
+from excerpt_bench import bench
+from excerpt_bench.bench import BenchTask, ProgressFn
+from excerpt_bench.fanout import GroupRun, run_groups
+from excerpt_bench.fixes import FixCommits
+from excerpt_bench.primary import related_tests_hit
+from excerpt_bench.recording import start_recording
 
 __all__ = ["run_localize"]
 
@@ -46,7 +45,7 @@ def run_localize(
     ``weights`` replaces the shipped ranking and selection numbers; a ``lenient`` replay
     serves a file its recording never held as unreadable (each row's ``replay_unrecorded``
     lists them) instead of refusing. A ``scheduler`` that fans
-    out runs the tasks by (repository, base commit) on its workers (``excerpt.evals.fanout``),
+    out runs the tasks by (repository, base commit) on its workers (``excerpt_bench.fanout``),
     with the same rows; it takes neither ``record`` nor ``replay``.
 
     Raises:

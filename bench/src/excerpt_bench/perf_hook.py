@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.errors import EnvironmentFault
-from excerpt.evals.metrics import nearest_rank
-from excerpt.evals.perf_mcp import (
+from excerpt.tooling import nearest_rank
+from excerpt_bench.perf_mcp import (
     HookProcesses,
     Outcome,
     hook_command,
@@ -69,7 +69,7 @@ class HookBench:
 
 
 def percentiles_ms(samples: Sequence[float]) -> dict[str, float]:
-    """p50 and p95 in milliseconds, as ``excerpt.evals.perf``'s (which imports this module,
+    """p50 and p95 in milliseconds, as ``excerpt_bench.perf``'s (which imports this module,
     so this one cannot import it back)."""
     if not samples:
         return {"p50": 0.0, "p95": 0.0}
@@ -173,7 +173,7 @@ def _warm(
             time.sleep(_POLL_S)  # the session started a moment before the first prompt
             sockets = sum(1 for _ in (bench.cache / "sock").glob("*"))
             return {**_warm(bench, say, session="served"), "server_sockets": sockets}
-    from excerpt.core.tokens import o200k_count
+    from excerpt.tooling import o200k_count
 
     hooks = HookProcesses(bench.repo, bench.cache)
     hooks.wait_background()

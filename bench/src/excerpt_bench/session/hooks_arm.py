@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from excerpt.evals.session.excerpt_arm import SeedAnswer, shown_lines
-from excerpt.evals.session.ledger import Evidence, Ledger
-from excerpt.evals.session.workspace import Corpus
+from excerpt_bench.session.excerpt_arm import SeedAnswer, shown_lines
+from excerpt_bench.session.ledger import Evidence, Ledger
+from excerpt_bench.session.workspace import Corpus
 
 __all__ = ["HOOK_SEED", "charge_seed", "map_reads", "seed_files", "seed_summary"]
 

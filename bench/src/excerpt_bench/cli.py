@@ -11,13 +11,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from excerpt.batch import SCHEDULER_HELP
-from excerpt.cli.common import command, complete_as, git_dirs
-from excerpt.cli.output import emit
 from excerpt.errors import UsageError
+from excerpt.tooling import SCHEDULER_HELP, command, complete_as, emit, git_dirs
 
 if TYPE_CHECKING:
-    from excerpt.batch.scheduler import Scheduler
+    from excerpt.tooling import Scheduler
 
 __all__ = ["register"]
 
@@ -182,9 +180,9 @@ def register(sub: Any) -> None:
     )  # fmt: skip
     soak.add_argument("--json", action="store_true", help="machine-readable output")
     soak.set_defaults(handler=run_soak_cmd)
-    from excerpt.cli import bench_session_cmd
+    from excerpt_bench import session_cmd
 
-    bench_session_cmd.register(actions)
+    session_cmd.register(actions)
 
 
 def _perf_tasks(path: Path) -> tuple[str, ...]:
@@ -226,8 +224,8 @@ def _progress(args: argparse.Namespace) -> Iterator[Callable[[str], None]]:
 
 
 def run_perf_cmd(args: argparse.Namespace) -> int:
-    from excerpt.evals.perf import PerfRun, render_perf, run_perf
-    from excerpt.render.text import to_json
+    from excerpt.tooling import to_json
+    from excerpt_bench.perf import PerfRun, render_perf, run_perf
 
     if (args.repo is None) == (args.synthetic is None):
         raise UsageError("give --repo DIR or --synthetic N")
@@ -243,8 +241,8 @@ def run_perf_cmd(args: argparse.Namespace) -> int:
 
 
 def run_soak_cmd(args: argparse.Namespace) -> int:
-    from excerpt.evals.soak import SoakRun, render_soak, run_soak
-    from excerpt.render.text import to_json
+    from excerpt.tooling import to_json
+    from excerpt_bench.soak import SoakRun, render_soak, run_soak
 
     if (args.repo is None) == (args.synthetic is None):
         raise UsageError("give --repo DIR or --synthetic N")
@@ -261,7 +259,7 @@ def run_soak_cmd(args: argparse.Namespace) -> int:
 
 def _scheduler(args: argparse.Namespace) -> Scheduler:
     """``--scheduler``, checked against the flags it cannot go with."""
-    from excerpt.batch.scheduler import parse_scheduler, require_dask
+    from excerpt.tooling import parse_scheduler, require_dask
 
     scheduler = parse_scheduler(args.scheduler)
     if scheduler.fans_out:
@@ -278,11 +276,9 @@ def _scheduler(args: argparse.Namespace) -> Scheduler:
 
 
 def run(args: argparse.Namespace) -> int:
-    from excerpt.evals.bench import load_tasks, render_report, summarise
-    from excerpt.evals.localize import run_localize
-    from excerpt.rank.weights import load_weights
-    from excerpt.render.progress import ProgressBar
-    from excerpt.render.text import to_json
+    from excerpt.tooling import ProgressBar, load_weights, to_json
+    from excerpt_bench.bench import load_tasks, render_report, summarise
+    from excerpt_bench.localize import run_localize
 
     try:
         budgets = [int(b) for b in args.budgets.split(",") if b.strip()]

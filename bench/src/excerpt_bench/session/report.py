@@ -17,7 +17,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from excerpt.evals.reach import LEVELS
+from excerpt_bench.reach import LEVELS
 
 __all__ = ["SCRIPTED_NOTE", "pair_problems", "render_report", "summarise"]
 
@@ -87,7 +87,7 @@ def _seeds(sessions: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def _reach(sessions: Sequence[dict[str, Any]]) -> dict[str, float]:
     """Gold reach: the share of sessions that had seen every gold changed line within each
-    level of tokens (``excerpt.evals.reach.LEVELS``), as ``bench localize`` reports a pack's."""
+    level of tokens (``excerpt_bench.reach.LEVELS``), as ``bench localize`` reports a pack's."""
     n = len(sessions)
     if not n:
         return {}

@@ -23,13 +23,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from excerpt.core.hashing import sha256_hex
-from excerpt.discover.reader import FileContent, Omission
 from excerpt.errors import UsageError
-from excerpt.index.build import IndexReport
-from excerpt.index.languages import PARSED_LANGUAGES
-from excerpt.index.view import MemoryView, ReplayMiss, view_from_dict, view_to_dict
-from excerpt.pack.prepare import FileSource
+from excerpt.tooling import (
+    PARSED_LANGUAGES,
+    FileContent,
+    FileSource,
+    IndexReport,
+    MemoryView,
+    Omission,
+    ReplayMiss,
+    sha256_hex,
+    view_from_dict,
+    view_to_dict,
+)
 
 __all__ = [
     "FORMAT",

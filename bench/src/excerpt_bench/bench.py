@@ -19,21 +19,46 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from excerpt.core import git
-from excerpt.core.hashing import sha256_hex
-from excerpt.core.settings import repo_cache_dir
-from excerpt.core.tokens import TokenCounter
-from excerpt.deliver import Delivered, pack_prepared
 from excerpt.errors import UsageError
-from excerpt.evals.metrics import line_coverage, mean, mrr
-from excerpt.evals.primary import (
+from excerpt.tooling import (
+    PARSED_LANGUAGES,
+    SIGNALS,
+    Delivered,
+    FileSource,
+    HistorySource,
+    IndexReport,
+    IndexStore,
+    IndexView,
+    PackRequest,
+    Prepared,
+    RecordingView,
+    ReplayMiss,
+    TokenCounter,
+    Weights,
+    WorkspaceFiles,
+    analyze_task,
+    default_weights,
+    index_repository,
+    line_coverage,
+    mean,
+    mrr,
+    pack_prepared,
+    prepare_ranked,
+    rank_files,
+    repo_cache_dir,
+    resolve_root,
+    run_git,
+    sha256_hex,
+    terms,
+)
+from excerpt_bench.primary import (
     calibration_rows,
     primary_metrics,
     primary_summary,
     primary_table,
     region_calibration_rows,
 )
-from excerpt.evals.reach import (
+from excerpt_bench.reach import (
     REACH_BUDGET,
     Shown,
     bm25_pack,
@@ -45,23 +70,13 @@ from excerpt.evals.reach import (
     shown_of,
     task_language,
 )
-from excerpt.evals.recording import (
+from excerpt_bench.recording import (
     RecordingSource,
     ReplaySource,
     TaskRecording,
     read_task_recording,
     write_task_recording,
 )
-from excerpt.index.build import IndexReport, index_repository, resolve_root
-from excerpt.index.history import HistorySource
-from excerpt.index.languages import PARSED_LANGUAGES
-from excerpt.index.store import IndexStore
-from excerpt.index.tokens import terms
-from excerpt.index.view import IndexView, RecordingView, ReplayMiss
-from excerpt.pack.prepare import FileSource, PackRequest, Prepared, WorkspaceFiles, prepare_ranked
-from excerpt.rank.score import SIGNALS, rank_files
-from excerpt.rank.task import analyze_task
-from excerpt.rank.weights import Weights, default_weights
 
 __all__ = [
     "BenchTask",
@@ -135,7 +150,7 @@ def export_tree(git_dir: Path, commit: str, workdir: Path) -> int:
     Raises:
         GitFault: git cannot read the commit.
     """
-    listing = git.run_git(
+    listing = run_git(
         workdir.parent, "--git-dir", str(git_dir), "ls-tree", "-r", "-z", "--full-tree", commit
     )
     entries = []
@@ -146,7 +161,7 @@ def export_tree(git_dir: Path, commit: str, workdir: Path) -> int:
             path = raw_path.decode("utf-8", "surrogateescape")
             if not path.startswith("/") and ".." not in path.split("/"):
                 entries.append((fields[0], fields[2].decode(), path))
-    batch = git.run_git(
+    batch = run_git(
         workdir.parent, "--git-dir", str(git_dir), "cat-file", "--batch",
         input="".join(f"{sha}\n" for _, sha, _ in entries).encode(),
     ).stdout  # fmt: skip
@@ -233,7 +248,7 @@ def serial_rows(
     lenient: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """The rows of ``tasks`` in this process (or ``jobs`` processes for a replay), in order:
-    what ``excerpt.evals.localize.run_localize`` writes when it does not fan out."""
+    what ``excerpt_bench.localize.run_localize`` writes when it does not fan out."""
     w = weights or default_weights()
     if replay is None:
         for task in tasks:
@@ -280,7 +295,7 @@ def _history_source(
     if task.repo_dir:
         return "repository"
     git_dir = git_dirs[task.repo]
-    head = git.run_git(
+    head = run_git(
         git_dir, "--git-dir", str(git_dir), "rev-parse", "--verify", "--end-of-options",
         f"{task.base_commit}^{{commit}}",
     ).stdout.decode("ascii").strip()  # fmt: skip
@@ -483,6 +498,11 @@ def _score(
             "line_coverage_short": coverage_short,
             "reach": reach["excerpt"],
             "default": reach["default"],
+            # each budget's pack as the model reads it, so two runs compare byte for byte
+            "pack_sha256": {
+                str(b): sha256_hex(delivered[b].text.encode("utf-8", "surrogatepass"))
+                for b in budgets
+            },
         },
         "calibration": calibration_rows(prep, gold),
         "region_calibration": region_calibration_rows(prep, gold, lines),
@@ -528,7 +548,7 @@ def _reach(
     budgets: Sequence[int],
 ) -> dict[str, Any]:
     """Gold reach of the ``REACH_BUDGET`` pack and of the default one, BM25's beside, and
-    the irrelevant shares (``excerpt.evals.reach``)."""
+    the irrelevant shares (``excerpt_bench.reach``)."""
     count = TokenCounter()
     text = task.problem_statement
     if REACH_BUDGET not in delivered:

@@ -16,9 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from excerpt.evals.metrics import gold_lines, mean
-from excerpt.index.languages import language_of
-from excerpt.pack.model import Pack
+from excerpt.tooling import Pack, gold_lines, language_of, mean
 
 __all__ = [
     "CAUSE_LEVEL",

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from excerpt.evals.agent_records import AgentRunRecord
-from excerpt.evals.session.arms import arm_named
+from excerpt.tooling import AgentRunRecord
+from excerpt_bench.session.arms import arm_named
 
 __all__ = ["session_records"]
 

@@ -724,12 +724,14 @@ def test_a_hook_on_an_unreadable_repository_or_cache_injects_nothing_and_exits_0
 def test_bench_without_its_package_names_the_package_to_install(
     words: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import excerpt.cli as cli
+    import importlib.util
 
-    real = cli.importlib.util.find_spec
+    from excerpt.cli import BENCH_PACKAGE
+
+    real = importlib.util.find_spec
     monkeypatch.setattr(
-        cli.importlib.util, "find_spec",
-        lambda name, *a: None if name == cli.BENCH_PACKAGE else real(name, *a),
+        importlib.util, "find_spec",
+        lambda name, *a: None if name == BENCH_PACKAGE else real(name, *a),
     )  # fmt: skip
     assert main(words) == 2
     err = capsys.readouterr().err

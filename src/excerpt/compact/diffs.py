@@ -15,6 +15,7 @@ from itertools import accumulate
 from excerpt.compact.diffparse import Hunk, Section, parse_diff
 from excerpt.compact.signals import signal_lines
 from excerpt.compact.view import Elision, marker
+from excerpt.core.manifests import names
 
 __all__ = ["diff_elisions"]
 
@@ -46,13 +47,7 @@ _OUTLINE = re.compile(
 _UNDERLINE = re.compile(rb"([=\-~^\"'`#*+])\1{3,}\s*$")  # reStructuredText's, under a title
 _HEADING = re.compile(rb"#{1,6} \S")  # Markdown
 _MARKDOWN = (".md", ".markdown", ".mdx")
-_LOCKFILES = frozenset(
-    {"uv.lock", "poetry.lock", "Pipfile.lock", "pdm.lock", "pixi.lock", "package-lock.json",
-     "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock", "bun.lockb", "deno.lock",
-     "Cargo.lock", "Gemfile.lock", "composer.lock", "go.sum", "go.work.sum", "flake.lock",
-     "mix.lock", "pubspec.lock", "Podfile.lock", "Package.resolved", "packages.lock.json",
-     "gradle.lockfile", "conda-lock.yml", ".terraform.lock.hcl", "MODULE.bazel.lock"}
-)  # fmt: skip
+_LOCKFILES = frozenset(names(kinds=("lock",)))
 _LOCK_SUFFIXES = (".lock", ".lockfile")
 _MINIFIED = (".min.js", ".min.mjs", ".min.cjs", ".min.css", ".map", ".bundle.js")
 _SNAPSHOTS = (".snap", ".ambr")

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
+from excerpt.core.manifests import names, package_manifest, project_files
 from excerpt.core.settings import Limits
 from excerpt.discover import resolve_root
 from excerpt.harness.ci import UNKNOWN_DIR, CiStep, ci_steps, kind_of, signatures
@@ -46,17 +47,10 @@ _SKIP_PARTS = frozenset(
         "test", "tests", "__tests__", "e2e", "benchmarks", "bench",
     }
 )  # fmt: skip
-_MANIFESTS = frozenset(
-    {
-        "package.json", "go.mod", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts",
-        "settings.gradle", "settings.gradle.kts", "Makefile", "GNUmakefile", "makefile",
-        "justfile", "Justfile", ".justfile", "deno.json", "deno.jsonc", "meson.build",
-        *PYTHON_MARKERS,
-    }
-)  # fmt: skip
 _CORROBORATED = 0.1
 # A Makefile in a test directory drives the tests (C projects: `make -C tests test-x`).
-_MAKEFILES = frozenset({"Makefile", "GNUmakefile", "makefile"})
+_MAKEFILES = frozenset(project_files("make"))
+_PACKAGE_JSON = package_manifest("node")
 _TEST_DIRS = frozenset({"test", "tests"})
 
 
@@ -158,7 +152,7 @@ def _node_projects(
     workspaces: dict[str, NodeWorkspace] = {}
     member_of: dict[str, NodeWorkspace] = {}
     for directory in dirs:
-        if directory in member_of or not files.exists(files.in_dir(directory, "package.json")):
+        if directory in member_of or not files.exists(files.in_dir(directory, _PACKAGE_JSON)):
             continue
         if any(_inside(directory, root) for root in workspaces) and not ws_locked(files, directory):
             continue  # a nested package of a Node project: run from its enclosing root
@@ -196,29 +190,32 @@ def _directory_only(build: Callable[[RepoFiles, str], list[Command]]) -> Build:
     return lambda files, directory, _manifest: build(files, directory)
 
 
-_GRADLE_SETTINGS = ("settings.gradle", "settings.gradle.kts")
 # Every ecosystem a directory may hold, in the order their commands are listed.
 _ECOSYSTEMS = (
-    _Ecosystem(manifests=tuple(PYTHON_MARKERS), build=_python_project),
-    _Ecosystem(manifests=("deno.json", "deno.jsonc"), build=deno_commands),
+    _Ecosystem(manifests=PYTHON_MARKERS, build=_python_project),
+    _Ecosystem(manifests=project_files("deno"), build=deno_commands),
     _Ecosystem(
-        manifests=("meson.build",),
+        manifests=project_files("meson"),
         build=_directory_only(meson_commands),
-        covered_by=("meson.build",),
+        covered_by=project_files("meson"),
     ),
-    _Ecosystem(manifests=("go.mod",), build=_directory_only(go_commands)),
-    _Ecosystem(manifests=("Cargo.toml",), build=_cargo_project),
+    _Ecosystem(manifests=project_files("go"), build=_directory_only(go_commands)),
+    _Ecosystem(manifests=project_files("rust"), build=_cargo_project),
     _Ecosystem(
-        manifests=("pom.xml",), build=_directory_only(maven_commands), covered_by=("pom.xml",)
+        manifests=project_files("maven"),
+        build=_directory_only(maven_commands),
+        covered_by=project_files("maven"),
     ),
     _Ecosystem(
-        manifests=("build.gradle", "build.gradle.kts", *_GRADLE_SETTINGS),
+        manifests=project_files("gradle"),
         build=gradle_commands,
-        covered_by=_GRADLE_SETTINGS,
+        covered_by=names(kinds=("build",), ecosystem="gradle"),  # its settings
     ),
-    _Ecosystem(manifests=("GNUmakefile", "Makefile", "makefile"), build=make_commands),
-    _Ecosystem(manifests=("justfile", "Justfile", ".justfile"), build=just_commands),
+    _Ecosystem(manifests=project_files("make"), build=make_commands),
+    _Ecosystem(manifests=project_files("just"), build=just_commands),
 )
+# The files that make a directory a project: what some ecosystem above reads, or Node's.
+_MANIFESTS = frozenset({_PACKAGE_JSON, *(m for eco in _ECOSYSTEMS for m in eco.manifests)})
 
 
 def _with_ci(commands: list[Command], steps: list[CiStep]) -> list[Command]:

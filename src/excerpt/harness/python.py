@@ -8,14 +8,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from excerpt.core.manifests import project_files
 from excerpt.harness.files import RepoFiles
 from excerpt.harness.model import Command, Kind
 
 __all__ = ["PYTHON_MARKERS", "python_commands"]
 
-PYTHON_MARKERS = (
-    "pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "noxfile.py", "requirements.txt",
-)  # fmt: skip
+# The files that make a directory a Python project: its manifests, requirements, tox and nox.
+PYTHON_MARKERS = project_files("python")
 _REQUIREMENTS = re.compile(
     r"(?:requirements(?:[-_.](?:dev|test|tests|testing|ci|lint))?|"
     r"(?:dev|test|tests|testing)[-_]requirements)\.txt"

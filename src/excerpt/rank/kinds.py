@@ -2,12 +2,16 @@
 
 Each demotion names the ``Weights`` field holding its factor; the patterns are conventions
 of layout shared across ecosystems (a ``vendor/`` directory, a ``.lock`` file, a
-``CHANGELOG``), never the names of one repository's files.
+``CHANGELOG``), never the names of one repository's files. The names of manifests and lock
+files are ``excerpt.core.manifests``'s, the table every consumer of them reads.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+
+from excerpt.core import manifests
 
 __all__ = [
     "DATA_LANGUAGES",
@@ -20,10 +24,12 @@ __all__ = [
     "TEST_DATA",
 ]
 
-_LOCKS = (
-    "package-lock.json|yarn.lock|pnpm-lock.yaml|poetry.lock|Cargo.lock|go.sum|uv.lock"
-    "|Pipfile.lock|composer.lock"
-)
+
+def _any_of(names: Iterable[str]) -> str:
+    """A regex alternation of exact file names."""
+    return "|".join(re.escape(n) for n in sorted(names))
+
+
 # (label, path pattern, the Weights field of its factor), first match wins
 DEMOTIONS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     (
@@ -46,7 +52,7 @@ DEMOTIONS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ),
     (
         "lock file",
-        re.compile(r"(^|/)(" + re.escape(_LOCKS).replace(r"\|", "|") + r")$|\.lock$"),
+        re.compile(rf"(^|/)({_any_of(manifests.names(kinds=('lock',)))})$|\.lock$"),
         "demote_lock",
     ),
     (
@@ -85,14 +91,17 @@ NOTES = re.compile(
     re.I,
 )
 EXAMPLES = re.compile(r"(^|/)_?(?P<word>examples?|samples?|demos?|benchmarks?)/", re.I)
+# What declares a project or its dependencies, and nothing more: a manifest that is a program
+# (``setup.py``) may be the code a task is about. (``requirements.txt`` is documentation
+# first, by its ``.txt``.)
 MANIFESTS = re.compile(
-    r"(^|/)(package\.json|Cargo\.toml|pom\.xml|go\.mod|build\.gradle(\.kts)?|pyproject\.toml"
-    r"|setup\.cfg|Gemfile|composer\.json|deno\.jsonc?)$"
+    rf"(^|/)({_any_of(manifests.names(kinds=('package', 'dependencies'), programs=False))})$"
 )
 DATA_LANGUAGES = frozenset({"json", "yaml", "toml", "ini", "xml", "gettext", "other"})
-# A repository's own overview: what a task that matches nothing is offered.
+# A repository's own overview: what a task that matches nothing is offered. Its README, the
+# manifests that declare it, and the Makefile that builds it.
 OVERVIEW = re.compile(
-    r"^(readme(\.\w+)?|pyproject\.toml|setup\.py|package\.json|go\.mod|cargo\.toml|pom\.xml"
-    r"|build\.gradle(\.kts)?|makefile)$",
+    rf"^(readme(\.\w+)?|{_any_of(manifests.names(kinds=('package',)))}"
+    rf"|{_any_of(manifests.names(ecosystem='make'))})$",
     re.I,
 )

@@ -7,6 +7,7 @@ import re
 from functools import partial
 from typing import TYPE_CHECKING
 
+from excerpt.core.manifests import package_manifest
 from excerpt.index.lang.base import (
     Import,
     Language,
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     import tree_sitter as ts
 
 __all__ = ["GO"]
+
+_MANIFEST = package_manifest("go")  # go.mod
 
 _MODULE = re.compile(rb"^module\s+(\S+)", re.MULTILINE)
 
@@ -61,7 +64,7 @@ def _resolver(ws: Workspace) -> Resolve:
     for path in ws.paths:
         directory, name = posixpath.split(path)
         manifest = ws.by_path[path].manifest
-        if name == "go.mod" and manifest:
+        if name == _MANIFEST and manifest:
             modules[manifest] = directory
     ordered = sorted(modules.items(), key=lambda kv: -len(kv[0]))
     return partial(_resolve, ws, ordered)
@@ -89,6 +92,6 @@ GO = Language(
     import_hooks={"source": quoted_source},
     owner=_receiver,
     resolver=_resolver,
-    manifests={"go.mod": _module_path},
+    manifests={_MANIFEST: _module_path},
     tests=TestPaths(stem=re.compile(r"_test$")),
 )

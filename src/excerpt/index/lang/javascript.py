@@ -13,6 +13,7 @@ import re
 from dataclasses import replace
 from functools import partial
 
+from excerpt.core.manifests import package_manifest
 from excerpt.index.lang.base import (
     TEST_DIRS,
     Import,
@@ -24,6 +25,8 @@ from excerpt.index.lang.base import (
 )
 
 __all__ = ["JAVASCRIPT", "TSX", "TYPESCRIPT"]
+
+_MANIFEST = package_manifest("node")  # package.json
 
 _FAMILY = "javascript"
 _EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
@@ -85,7 +88,7 @@ def _resolver(ws: Workspace) -> Resolve:
     for path in ws.paths:
         directory, name = posixpath.split(path)
         manifest = ws.by_path[path].manifest
-        if name == "package.json" and manifest:
+        if name == _MANIFEST and manifest:
             packages[manifest] = directory
     return partial(_resolve, ws, packages)
 
@@ -125,7 +128,7 @@ JAVASCRIPT = Language(
     wrappers=frozenset({"export_statement"}),
     declarators=frozenset({"variable_declarator"}),
     resolver=_resolver,
-    manifests={"package.json": _package_name},
+    manifests={_MANIFEST: _package_name},
     tests=_TESTS,
 )
 TYPESCRIPT = replace(

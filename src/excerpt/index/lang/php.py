@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
+from excerpt.core.manifests import package_manifest
 from excerpt.index.lang.base import (
     Import,
     Language,
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     import tree_sitter as ts
 
 __all__ = ["PHP"]
+
+_MANIFEST = package_manifest("php")  # composer.json
 
 _NAME = "php"
 
@@ -160,7 +163,7 @@ def _resolver(ws: Workspace) -> Resolve:
     for path in ws.paths:
         directory, name = posixpath.split(path)
         manifest = ws.by_path[path].manifest
-        if name == "composer.json" and manifest:
+        if name == _MANIFEST and manifest:
             for prefix, d in json.loads(manifest):
                 prefixes.append((prefix, posixpath.normpath(posixpath.join(directory, d))))
     by_name: dict[str, list[str]] = defaultdict(list)
@@ -211,7 +214,7 @@ PHP = Language(
     imports=_IMPORTS,
     import_hooks={"use": _use, "include": _include},
     resolver=_resolver,
-    manifests={"composer.json": _psr4},
+    manifests={_MANIFEST: _psr4},
     tests=TestPaths(
         stem=re.compile(r"(?<=[a-z0-9])Test$"),
         dirs=frozenset({"tests", "test"}),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
+from excerpt.core.manifests import package_manifest
 from excerpt.index.lang.base import (
     Import,
     Language,
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     import tree_sitter as ts
 
 __all__ = ["RUST"]
+
+_MANIFEST = package_manifest("rust")  # Cargo.toml
 
 _NAME = "rust"
 # blanks within a line only: ``\s*`` after ``^`` spans line ends, and each of n blank lines
@@ -87,7 +90,7 @@ def _resolver(ws: Workspace) -> Resolve:
     t = _Tables(by_path=set(ws.by_path))
     for path in ws.paths:
         directory, name = posixpath.split(path)
-        if name == "Cargo.toml":
+        if name == _MANIFEST:
             t.cargo_dirs.add(directory)
             manifest = ws.by_path[path].manifest
             if manifest:
@@ -182,7 +185,7 @@ RUST = Language(
     import_hooks={"use": _use, "mod": _mod},
     container=_impl_type,
     resolver=_resolver,
-    manifests={"Cargo.toml": _crate_name},
+    manifests={_MANIFEST: _crate_name},
     tests=TestPaths(
         # integration tests, benches and their helpers, at any depth outside src/
         dirs=frozenset({"tests", "benches"}),

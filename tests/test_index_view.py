@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from excerpt.core.settings import repo_cache_dir
-from excerpt.index import view as view_module
 from excerpt.index.build import index_repository
 from excerpt.index.store import IndexStore
 from excerpt.index.view import (
@@ -22,6 +21,7 @@ from excerpt.index.view import (
     view_from_dict,
     view_to_dict,
 )
+from excerpt.index.view import sqlite as sqlite_view
 from excerpt.rank.score import rank_files
 from excerpt.rank.task import analyze_task
 
@@ -143,7 +143,9 @@ def test_an_unchanged_index_answers_the_file_table_read_before(
     index_repository(root, cache_dir=cache_dir)
     first = _table(root, cache_dir)
     index_repository(root, cache_dir=cache_dir)  # no change: nothing written
+    hits = sqlite_view._tables.stats().hits
     assert _table(root, cache_dir) is first
+    assert sqlite_view._tables.stats().hits == hits + 1  # counted where the MCP server shows it
 
 
 @pytest.mark.parametrize("change", ["edit", "add", "remove", "rename"])
@@ -166,7 +168,7 @@ def test_a_changed_index_answers_its_new_file_table_as_a_whole_read_gives_it(
     index_repository(root, cache_dir=cache_dir)
     second = _table(root, cache_dir)
     assert second is not first
-    view_module._tables.clear()  # a process that never read the table
+    sqlite_view._tables.clear()  # a process that never read the table
     whole = _table(root, cache_dir)
     assert second is not whole
     assert list(second.items()) == list(whole.items())

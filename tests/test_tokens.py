@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import warnings
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +51,9 @@ def merged(text: str) -> int:
 
 
 @pytest.fixture(autouse=True)
-def fresh_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+def fresh_memo() -> None:
     """Each test starts as a new process would: nothing remembered in memory."""
-    monkeypatch.setattr(tokens, "_texts", OrderedDict())
+    tokens._texts.clear()
 
 
 SAMPLES = [

@@ -20,16 +20,16 @@ import importlib.machinery
 import importlib.util
 import re
 import warnings
-from collections import OrderedDict
 from typing import Any
+
+from excerpt.core.memo import Memo, register
 
 __all__ = ["TokenCounter", "o200k_count"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Whole texts counted lately: a pack's excerpts and its rendering are counted again as the
-# figures settle and across budgets (bounded, oldest first out).
-_TEXTS_KEPT = 1024
-_texts: OrderedDict[str, int] = OrderedDict()
+# figures settle and across budgets (bounded, least recently used first out).
+_texts: Memo[str, int] = register(Memo("token_counts", max_entries=1024))
 _EXTENSION = "bpe_openai._bindings"
 
 
@@ -63,16 +63,13 @@ class TokenCounter:
     """Exact o200k counts, the texts counted lately remembered in the process."""
 
     def __call__(self, text: str) -> int:
-        if text in _texts:
-            _texts.move_to_end(text)
-            return _texts[text]
-        # a lone surrogate (an undecodable byte of a file name) is counted as the ``\\uXXXX``
-        # escape every rendering writes in its place
-        count = int(_tokenizer().count(_SURROGATE.sub(_escape, text)))
-        _texts[text] = count
-        if len(_texts) > _TEXTS_KEPT:
-            _texts.popitem(last=False)
-        return count
+        return _texts.get_or_make(text, lambda: _count(text))
+
+
+def _count(text: str) -> int:
+    # a lone surrogate (an undecodable byte of a file name) is counted as the ``\\uXXXX``
+    # escape every rendering writes in its place
+    return int(_tokenizer().count(_SURROGATE.sub(_escape, text)))
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -8,7 +8,7 @@ Adding a tool: write the function here and add it to ``TOOLS``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -16,7 +16,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from excerpt.core.limits import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from excerpt.core.memo import MemoStats, memo_stats
 from excerpt.deliver import build_pack, build_plan, render_retrieved
 from excerpt.gate import GateRequest, render_text, run_gate
 from excerpt.harness import infer_harness
@@ -228,15 +229,19 @@ async def context_retrieve(
 
 async def index_status(session: Session, roots: Roots) -> CallToolResult:
     """Call to see what the index holds (files, symbols, edges, languages, what was left
-    out); never needed before other tools, which refresh it themselves."""
+    out) and how this server's caches serve; never needed before other tools, which refresh
+    it themselves."""
     root, first = session.root(roots), session.first_index()
 
     def status() -> CallToolResult:
         report = session.index_report(root)
-        freshness = session.freshness()
-        doc = {**report.to_dict(), "first_index": first, "freshness": freshness}
+        freshness, caches = session.freshness(), memo_stats()
+        doc = {
+            **report.to_dict(), "first_index": first, "freshness": freshness,
+            "caches": {c.name: c.to_dict() for c in caches},
+        }  # fmt: skip
         text = render_index(report).rstrip("\n") + f"\n- freshness: {freshness}\n"
-        return _result(_first_note(first) + text, doc)
+        return _result(_first_note(first) + text + _caches_line(caches), doc)
 
     return await tool_call(status)
 
@@ -341,6 +346,16 @@ def _machine(doc: Mapping[str, Any]) -> CallToolResult:
     """The machine form: the document as structured content and, for clients that show
     only text, as compact JSON text too (a client forwards one of the two, never both)."""
     return _result(compact_json(doc), dict(doc))
+
+
+def _caches_line(caches: Sequence[MemoStats]) -> str:
+    """What the process's caches hold and how often they answered, on one line."""
+    figures = "; ".join(
+        f"{c.name} {c.entries} of {c.max_entries} (hits {c.hits}, misses {c.misses},"
+        f" evictions {c.evictions})"
+        for c in caches
+    )
+    return f"- caches: {figures}\n" if caches else ""
 
 
 def _first_note(first: bool) -> str:

@@ -8,16 +8,16 @@ import functools
 import itertools
 import math
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+from excerpt.core.limits import DEFAULT_BUDGET, MAX_BUDGET
 from excerpt.core.lines import split_lines
+from excerpt.core.memo import Memo, register
 from excerpt.core.secrets import secret_lines
-from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, Limits
+from excerpt.core.settings import Limits
 from excerpt.core.vocabulary import OmissionReason
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.errors import UsageError
@@ -29,7 +29,7 @@ from excerpt.pack.model import Omitted
 from excerpt.pack.regions import Region, choose_regions, line_matches
 from excerpt.pack.related import names_to_find, regions_of_test, related_tests
 from excerpt.rank.confidence import confidences
-from excerpt.rank.score import Candidate, rank_files
+from excerpt.rank.score import RankedFile, rank_files
 from excerpt.rank.signals import TIER_CHANGED
 from excerpt.rank.task import Task
 from excerpt.rank.weights import Weights, default_weights
@@ -115,7 +115,7 @@ class Prepared:
     root: Path
     cache: Path
     report: IndexReport
-    candidates: tuple[Candidate, ...]
+    candidates: tuple[RankedFile, ...]
     files: Mapping[str, tuple[FileContent, tuple[bytes, ...]]]
     regions: Mapping[str, tuple[Region, ...]]
     secrets: Mapping[str, tuple[tuple[int, int], ...]]
@@ -176,7 +176,7 @@ def prepare_ranked(
 
 @dataclass(slots=True)
 class _Read:
-    kept: list[Candidate] = field(default_factory=list)
+    kept: list[RankedFile] = field(default_factory=list)
     files: dict[str, tuple[FileContent, tuple[bytes, ...]]] = field(default_factory=dict)
     regions: dict[str, tuple[Region, ...]] = field(default_factory=dict)
     secrets: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
@@ -187,7 +187,7 @@ class _Read:
 
 
 def _read_candidates(
-    task: Task, candidates: Sequence[Candidate], view: IndexView, source: FileSource, w: Weights
+    task: Task, candidates: Sequence[RankedFile], view: IndexView, source: FileSource, w: Weights
 ) -> _Read:
     out = _Read()
     symbols = out.symbols
@@ -272,26 +272,20 @@ def _spans_hold_names(text_lines: Sequence[str], symbols: Sequence[SymbolSpan]) 
     return True
 
 
-_SECRETS_KEPT = 8192  # files' secret lines remembered by content hash: a few hundred KB
-_secrets_seen: OrderedDict[str, tuple[tuple[int, int], ...]] = OrderedDict()
-_secrets_lock = threading.Lock()
+# files' secret lines remembered by content hash: a few hundred KB
+_secrets_seen: Memo[str, tuple[tuple[int, int], ...]] = register(
+    Memo("secret_lines", max_entries=8192)
+)
 
 
 def _secrets(sha256: str, text_lines: Sequence[str]) -> tuple[tuple[int, int], ...]:
     """The secret lines of a file, by the hash of its bytes: a long-lived process (the MCP
     server) scans each version of a file once, however many packs rank it. The key is the
     hash of the bytes just read, never a stored row, so nothing on disk can vouch for them."""
-    with _secrets_lock:
-        found = _secrets_seen.get(sha256)
-        if found is not None:
-            _secrets_seen.move_to_end(sha256)
-            return found
-    found = tuple((f.start_line, f.end_line) for f in secret_lines("".join(text_lines)))
-    with _secrets_lock:
-        _secrets_seen[sha256] = found
-        while len(_secrets_seen) > _SECRETS_KEPT:
-            _secrets_seen.popitem(last=False)
-    return found
+    return _secrets_seen.get_or_make(
+        sha256,
+        lambda: tuple((f.start_line, f.end_line) for f in secret_lines("".join(text_lines))),
+    )
 
 
 def _read_related(

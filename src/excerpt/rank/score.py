@@ -1,4 +1,6 @@
-"""Fuse the ranking signals (``excerpt.rank.signals``) into ranked candidates. Pure.
+"""Fuse the ranking signals (``excerpt.rank.signals``) into ranked candidates. Pure: no
+I/O, and the one thing it remembers (a memo of the last file table's indexed files) changes
+no answer.
 
 The order is fixed here and nowhere else: the evidence signals (lexical, named paths,
 frames, defined names, past commits, changed paths) add up; the import graph then lifts
@@ -14,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from excerpt.core.memo import Memo, register
 from excerpt.index.history import history_enabled
 from excerpt.index.view import FileInfo, IndexView, edges_near
 from excerpt.rank import signals
@@ -22,7 +25,7 @@ from excerpt.rank.signals import Anchor, Contribution, Reason, Standing
 from excerpt.rank.task import Task
 from excerpt.rank.weights import Weights, default_weights
 
-__all__ = ["SIGNALS", "Anchor", "Candidate", "Reason", "rank_files"]
+__all__ = ["SIGNALS", "Anchor", "RankedFile", "Reason", "rank_files"]
 
 SIGNALS = (
     "lexical", "path", "scope", "component", "stack_frame", "defines", "history", "graph",
@@ -31,7 +34,7 @@ SIGNALS = (
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Candidate:
+class RankedFile:
     path: str
     score: float
     tier: int
@@ -62,28 +65,33 @@ def _standing(totals: dict[str, _Total]) -> dict[str, Standing]:
     return {path: Standing(t.score, t.tier) for path, t in totals.items()}
 
 
-# the indexed files of the last file table ranked over, and their paths by name: a view of
-# an unchanged index answers with the same table (``StoreView.files``), whose derived maps
-# are then made once (100,000 files: 0.15 s a pack)
-_last_indexed: tuple[Mapping[str, FileInfo], dict[str, FileInfo], dict[str, list[str]]] | None = (
-    None
-)
+@dataclass(frozen=True, slots=True)
+class _Indexed:
+    table: Mapping[str, FileInfo]  # held: no other table takes its id while it is kept
+    files: dict[str, FileInfo]
+    by_name: dict[str, list[str]]
+
+
+# the indexed files of the last file table ranked over, and their paths by name, by the
+# table's identity: a view of an unchanged index answers with the same table
+# (``StoreView.files``), whose derived maps are then made once (100,000 files: 0.15 s a pack)
+_last_indexed: Memo[int, _Indexed] = register(Memo("indexed_files", max_entries=1))
 
 
 def _indexed(
     table: Mapping[str, FileInfo],
 ) -> tuple[dict[str, FileInfo], dict[str, list[str]]]:
     """The files of ``table`` that are indexed, and their paths by last component."""
-    global _last_indexed
-    kept = _last_indexed
-    if kept is not None and kept[0] is table:
-        return kept[1], kept[2]
+    kept = _last_indexed.get(id(table))
+    if kept is not None and kept.table is table:
+        return kept.files, kept.by_name
+    last = _last_indexed.newest()
     files = {p: f for p, f in table.items() if f.status is None}
-    if kept is not None and files.keys() == kept[1].keys():
-        by_name = kept[2]  # the same paths (files rewritten in place): the same names
+    if last is not None and files.keys() == last.files.keys():
+        by_name = last.by_name  # the same paths (files rewritten in place): the same names
     else:
         by_name = dict(signals.paths_by_name(files))
-    _last_indexed = (table, files, by_name)
+    _last_indexed.put(id(table), _Indexed(table, files, by_name))
     return files, by_name
 
 
@@ -95,7 +103,7 @@ def rank_files(
     edges: Sequence[tuple[str, str, str]] | None = None,
     without: frozenset[str] = frozenset(),
     weights: Weights | None = None,
-) -> list[Candidate]:
+) -> list[RankedFile]:
     """Ranked candidate files for ``task``; ``edges`` replaces the index's graph if given.
 
     ``without`` names signals to leave out (``SIGNALS``), for ablation measurements;
@@ -130,7 +138,7 @@ def rank_files(
         _add(totals, signals.fallback(files, w))
     ranked = sorted(totals.items(), key=lambda kv: (-kv[1].tier, -round(kv[1].score, 6), kv[0]))
     return [
-        Candidate(
+        RankedFile(
             path=path,
             score=round(t.score, 4),
             tier=t.tier,

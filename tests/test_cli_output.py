@@ -15,15 +15,9 @@ import pytest
 
 from conftest import tree_snapshot, write_tree
 from excerpt.cli import main
-from excerpt.cli.output import write_atomic
+from excerpt.cli.output import write_user_file
 from excerpt.errors import UsageError
-
-SHOP = {
-    "app/refund.py": "def refund(order):\n    return retry(order)\n\n\ndef retry(order):\n"
-    "    return order\n",
-    "app/models.py": "class Order:\n    pass\n",
-    "pyproject.toml": "[project]\nname = 'shop'\n",
-}
+from trees import SHOP
 
 # Commands whose document is deterministic, each as it is typed after `--repo REPO`.
 DOCUMENTS = [
@@ -75,7 +69,7 @@ def test_index_json_and_get_write_their_documents_too(
     repo = make_repo(SHOP)
     index_file, get_file = tmp_path / "index.json", tmp_path / "get.json"
     assert main(["index", "--repo", str(repo), "--json", "-o", str(index_file)]) == 0
-    assert json.loads(index_file.read_text(encoding="utf-8"))["files_indexed"] == 3
+    assert json.loads(index_file.read_text(encoding="utf-8"))["files_indexed"] == len(SHOP)
     _, out, _ = stdout_of(capsys, ["pack", "--repo", str(repo), "refund", "--format", "json"])
     handle = json.loads(out)["items"][0]["handle"]
     assert main(["get", "--repo", str(repo), "--json", handle, "-o", str(get_file)]) == 0
@@ -86,7 +80,7 @@ def test_get_keeps_its_exit_code_when_writing_a_file(
     make_repo: Any, cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = make_repo(SHOP)
-    stale = "app/models.py#L1-L2@0000000000000000"
+    stale = "app/ledger.py#L1-L2@0000000000000000"
     target = tmp_path / "get.json"
     assert main(["get", "--repo", str(repo), "--json", stale, "-o", str(target)]) == 1
     assert json.loads(target.read_text(encoding="utf-8"))[0]["status"] == "stale"
@@ -98,7 +92,7 @@ def test_output_replaces_an_existing_file_keeping_its_mode_and_leaving_no_tempor
     target = tmp_path / "doc.md"
     target.write_text("old\n", encoding="utf-8")
     target.chmod(0o640)
-    write_atomic(target, b"new\n")
+    write_user_file(target, b"new\n")
     assert target.read_bytes() == b"new\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.md"]
@@ -107,7 +101,7 @@ def test_output_replaces_an_existing_file_keeping_its_mode_and_leaving_no_tempor
 def test_a_new_output_file_gets_the_mode_the_umask_gives(tmp_path: Path) -> None:
     old = os.umask(0o027)
     try:
-        write_atomic(tmp_path / "doc.md", b"x")
+        write_user_file(tmp_path / "doc.md", b"x")
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "doc.md").stat().st_mode) == 0o640
@@ -125,7 +119,7 @@ def test_a_failed_write_leaves_the_old_file_whole_and_no_temporary(
 
     monkeypatch.setattr(os, "replace", refuse)
     with pytest.raises(UsageError, match="No space left on device"):
-        write_atomic(target, b"new\n")
+        write_user_file(target, b"new\n")
     assert target.read_text(encoding="utf-8") == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.md"]
 
@@ -146,7 +140,7 @@ def test_output_through_a_symlink_replaces_its_target_and_keeps_the_link(tmp_pat
     real.write_text("old\n", encoding="utf-8")
     link = tmp_path / "link.md"
     link.symlink_to(real)
-    write_atomic(link, b"new\n")
+    write_user_file(link, b"new\n")
     assert link.is_symlink() and real.read_bytes() == b"new\n"
 
 
@@ -157,7 +151,7 @@ def test_output_to_something_that_is_not_a_regular_file_is_written_straight_thro
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        write_atomic(fifo, b"through\n")
+        write_user_file(fifo, b"through\n")
         assert os.read(reader, 100) == b"through\n"
     finally:
         os.close(reader)

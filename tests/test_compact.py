@@ -10,6 +10,7 @@ import os
 import re
 import shlex
 import signal
+import stat
 import sys
 from pathlib import Path
 
@@ -24,7 +25,8 @@ from excerpt.compact import (
     compact,
     expand,
 )
-from excerpt.errors import UsageError
+from excerpt.compact.store import id_of
+from excerpt.errors import CacheFault, UsageError
 
 PIP_LIST = json.dumps(
     [{"name": f"package-{i:03d}", "version": f"{i % 7}.{i % 11}.{i}"} for i in range(80)]
@@ -101,6 +103,31 @@ def test_past_the_cap_the_least_recently_used_is_evicted_with_a_tombstone(tmp_pa
     assert (store.root / "tombstones" / ib).exists()
     assert compact(b, store=store).id == ib  # stored again, it is back
     assert expand(ib, store=store).data == b
+
+
+def test_originals_and_tombstones_are_private_and_one_cut_off_at_its_rename_is_not_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store(root=tmp_path / "store", cap=1500)
+    old = os.umask(0o022)
+    try:
+        evicted = store.put(b"A" * 1000)
+        kept = store.put(b"B" * 1000)  # past the cap: A is evicted, its tombstone written
+    finally:
+        os.umask(old)
+    for path in (_object(store, kept), store.root / "tombstones" / evicted):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+    def refuse(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(CacheFault, match="No space left on device"):
+        store.put(b"C" * 10)
+    monkeypatch.undo()
+    with pytest.raises(OriginalUnknown):
+        store.get(id_of(b"C" * 10))
+    assert not [p for p in store.root.rglob("*") if p.name.startswith(".")]  # no temporary
 
 
 def test_an_id_never_stored_is_unknown_and_a_malformed_one_a_usage_error(store: Store) -> None:

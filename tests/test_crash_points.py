@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from cache_contents import stored_index
 from conftest import git, git_commit_all, write_tree
-from excerpt.core.durable import ENV, LABELS
-from test_crash_safety import _snapshot
+from excerpt.core.durable import ENV, LABELS, WRITE_POINTS
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -92,7 +92,7 @@ def _index_case(tmp_path: Path, label: str) -> None:
     assert again.returncode == 0, again.stderr
     fresh = _excerpt("index", "--repo", str(root), cache=tmp_path / "fresh")
     assert fresh.returncode == 0, fresh.stderr
-    assert _snapshot(root, cache) == _snapshot(root, tmp_path / "fresh")
+    assert stored_index(root, cache) == stored_index(root, tmp_path / "fresh")
 
 
 def _compact_case(tmp_path: Path, label: str) -> None:
@@ -139,7 +139,8 @@ def test_a_crash_at_each_labelled_point_leaves_old_or_new_state_and_the_next_run
 
 
 def test_every_crash_point_in_the_code_is_a_listed_label() -> None:
-    """A label placed in the code but missing from ``LABELS`` would never be crashed at."""
+    """A label placed in the code (by ``crash_point`` or passed by an atomic replacement)
+    but missing from ``LABELS`` would never be crashed at."""
     import re
 
     src = Path(__file__).resolve().parents[1] / "src/excerpt"
@@ -148,6 +149,7 @@ def test_every_crash_point_in_the_code_is_a_listed_label() -> None:
         for path in src.rglob("*.py")
         for m in re.finditer(r'crash_point\("([^"]+)"\)', path.read_text(encoding="utf-8"))
     }
+    placed |= {label for labels in WRITE_POINTS.values() for label in labels if label}
     assert placed == set(LABELS)
 
 

@@ -9,6 +9,9 @@ tasks read it. Layout::
     DIR/recording.json            {"format": FORMAT, "parsed_languages": [...]}
     DIR/tasks/<task>.json.gz      one task: view, reads, gold files present, report
     DIR/blobs/<sha256>.gz         file contents
+
+Each file is written whole or not at all (a killed run leaves none half-written), and not
+synced to disk: a recording lost to a power cut is only made again.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,6 +34,7 @@ from excerpt.tooling import (
     MemoryView,
     Omission,
     ReplayMiss,
+    replace_atomic,
     sha256_hex,
     view_from_dict,
     view_to_dict,
@@ -107,7 +110,7 @@ def start_recording(directory: Path) -> None:
     (directory / "tasks").mkdir(parents=True, exist_ok=True)
     (directory / "blobs").mkdir(exist_ok=True)
     doc = {"format": FORMAT, "parsed_languages": list(PARSED_LANGUAGES)}
-    _write_atomic(marker, json.dumps(doc).encode("utf-8"))
+    replace_atomic(marker, json.dumps(doc).encode("utf-8"), sync=False)
 
 
 def write_task_recording(directory: Path, rec: TaskRecording) -> None:
@@ -128,7 +131,7 @@ def write_task_recording(directory: Path, rec: TaskRecording) -> None:
         "report": _report_doc(rec.report),
     }
     data = gzip.compress(json.dumps(doc, sort_keys=True).encode("utf-8"), mtime=0)
-    _write_atomic(_task_path(directory, rec.instance_id), data)
+    replace_atomic(_task_path(directory, rec.instance_id), data, sync=False)
 
 
 def read_task_recording(directory: Path, instance_id: str) -> TaskRecording:
@@ -199,7 +202,7 @@ def _blob(directory: Path, data: bytes) -> str:
     digest = sha256_hex(data)
     path = directory / "blobs" / f"{digest}.gz"
     if not path.exists():
-        _write_atomic(path, gzip.compress(data, mtime=0))
+        replace_atomic(path, gzip.compress(data, mtime=0), sync=False)
     return digest
 
 
@@ -237,9 +240,3 @@ def _report_doc(report: IndexReport) -> dict[str, Any]:
     doc.pop("cache_dir", None)
     doc["omitted_paths"] = [list(p) for p in report.omitted_paths]
     return doc
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_bytes(data)
-    os.replace(temp, path)

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.cli.common import add_output, command
-from excerpt.cli.output import emit, write_atomic
-from excerpt.core.settings import DEFAULT_BUDGET
+from excerpt.cli.output import emit, write_user_file
+from excerpt.core.limits import DEFAULT_BUDGET
 from excerpt.errors import UsageError
 
 __all__ = ["register"]
@@ -82,7 +82,7 @@ def _finish(args: argparse.Namespace, doc: dict[str, Any], ok: bool) -> int:
     if args.html:
         from excerpt.evals.html import render_html
 
-        write_atomic(args.html, render_html(doc).encode("utf-8"))
+        write_user_file(args.html, render_html(doc).encode("utf-8"))
     emit(args, to_json(doc) if args.json else _table(doc))
     return 0 if ok else 1
 
@@ -156,7 +156,8 @@ def _agent_runs(args: argparse.Namespace) -> int:
 
     if args.file is None:
         raise UsageError("eval agent-runs needs a FILE of records")
-    from excerpt.evals.agent_runs import load_records, report
+    from excerpt.evals.agent_records import load_records
+    from excerpt.evals.agent_report import report
 
     doc = report(load_records(args.file)).to_dict()
     emit(args, to_json(doc) if args.json else _agent_text(doc))

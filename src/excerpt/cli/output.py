@@ -1,9 +1,9 @@
 """Where a command's document goes: stdout, or the file ``-o/--output`` names, atomically.
 
 excerpt never writes inside a repository by itself; a path given with ``-o`` is the user's
-choice and is written wherever it points. The document is written to a temporary file in the
-target's directory, flushed to disk, and renamed over the target, so a reader never sees half
-a document and a failed run leaves the old file as it was.
+choice and is written wherever it points, all at once (``core.durable.write_atomic``: a
+temporary file beside it, flushed to disk and renamed over it), so a reader never sees half a
+document and a failed run leaves the old file as it was.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from excerpt.core import durable
 from excerpt.core.escape import for_terminal
 from excerpt.errors import UsageError
 
-__all__ = ["emit", "write_atomic"]
+__all__ = ["emit", "write_user_file"]
 
 
 def emit(args: argparse.Namespace, text: str) -> None:
@@ -32,7 +32,7 @@ def emit(args: argparse.Namespace, text: str) -> None:
         sys.stdout.write(for_terminal(text) if _is_terminal(sys.stdout) else text)
         return
     data = text.encode("utf-8")
-    write_atomic(Path(output), data)
+    write_user_file(Path(output), data)
     sys.stderr.write(f"excerpt: wrote {output} ({len(data):,} bytes)\n")
 
 
@@ -44,8 +44,9 @@ def _is_terminal(stream: object) -> bool:
         return False
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """``core.durable.write_atomic`` for a path the user named.
+def write_user_file(path: Path, data: bytes) -> None:
+    """Write ``data`` all at once (``core.durable.write_atomic``) to a file the user named
+    on the command line (``-o``, ``--html``), a failure reported as the user's to fix.
 
     Raises:
         UsageError: the directory is missing or not writable, or the write failed.

@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from excerpt.core.durable import crash_point, fsync_directory
+from excerpt.core.durable import fsync_directory, replace_atomic
+from excerpt.core.memo import Memo, register
 from excerpt.errors import CacheFault, ExcerptError, UsageError
 
 __all__ = [
@@ -38,9 +39,8 @@ _ID = re.compile(f"[0-9a-f]{{{ID_LENGTH}}}")
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _RESCAN = 100
 # per store root: its bytes when last listed plus what this process added since, and how
-# many originals it stored since
-_known: dict[str, tuple[int | None, int]] = {}
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+# many originals it stored since (a root dropped from the memo is listed again)
+_known: Memo[str, tuple[int | None, int]] = register(Memo("compact_store_sizes", max_entries=256))
 
 
 class OriginalEvicted(ExcerptError):
@@ -107,7 +107,7 @@ class Store:
             folder = self._folder(ident, create=True)
             path = folder / digest
             if not (path.is_file() and _hash_of(path) == digest):
-                _write_durably(folder, digest, data)
+                _write_private(path, data)
             _touch(path)
             tomb = self.root / "tombstones" / ident
             with contextlib.suppress(FileNotFoundError):
@@ -163,11 +163,11 @@ class Store:
         last listed the store and lists it again when that could pass the cap, or every
         ``_RESCAN`` stores (another process may have added originals meanwhile)."""
         key = os.fspath(self.root)
-        total, puts = _known.get(key, (None, 0))
+        total, puts = _known.get(key) or (None, 0)
         if total is not None and total + added <= self.cap and puts < _RESCAN:
-            _known[key] = (total + added, puts + 1)
+            _known.put(key, (total + added, puts + 1))
             return
-        _known[key] = (self._evict(keep=keep), 0)
+        _known.put(key, (self._evict(keep=keep), 0))
 
     def _evict(self, *, keep: Path) -> int:
         """Remove the least recently used originals (never ``keep``) until under the cap,
@@ -191,7 +191,7 @@ class Store:
             path = objects / name[:2] / name
             if path == keep:
                 continue
-            _write_durably(tombs, name[:ID_LENGTH], f"{name} {size}\n".encode("ascii"))
+            _write_private(tombs / name[:ID_LENGTH], f"{name} {size}\n".encode("ascii"))
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
             fsync_directory(path.parent)
@@ -199,30 +199,10 @@ class Store:
         return total
 
 
-def _write_durably(folder: Path, name: str, data: bytes) -> None:
-    """``folder/name`` holds ``data`` once this returns, across a crash or power cut."""
-    for _ in range(100):
-        temp = folder / f".{name}.{os.urandom(4).hex()}.tmp"
-        try:
-            fd = os.open(temp, _CREATE, 0o600)
-            break
-        except FileExistsError:
-            continue
-    else:
-        raise FileExistsError(f"no free temporary name in {folder}")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        crash_point("compact.after_temp_write")
-        os.replace(temp, folder / name)
-        crash_point("compact.after_replace")
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    fsync_directory(folder)
+def _write_private(path: Path, data: bytes) -> None:
+    """``path`` holds ``data`` (readable by its owner only) once this returns, across a
+    crash or power cut."""
+    replace_atomic(path, data, mode=0o600, crash_points="compact")
 
 
 def _touch(path: Path) -> None:

@@ -3,10 +3,11 @@ localize`` does it, then one session per arm (``arms.run_sessions``).
 
 ``--record DIR`` keeps what the sessions read: every searchable file's bytes, once by
 content (``DIR/blobs/``), each task's file list, and every pack, retrieval and seed the
-excerpt and hook arms were answered (``DIR/tasks/<id>.json.gz``). ``--replay DIR`` runs the
-sessions from that alone, with no git directory, tree or index: the same rows, in seconds,
-for any change to the agents, the accounting or the report. A changed pack is a live run's
-work (or ``bench localize --replay``'s).
+excerpt and hook arms were answered (``DIR/tasks/<id>.json.gz``); each file is written whole
+or not at all, not synced (a recording lost to a power cut is only made again). ``--replay
+DIR`` runs the sessions from that alone, with no git directory, tree or index: the same rows,
+in seconds, for any change to the agents, the accounting or the report. A changed pack is a
+live run's work (or ``bench localize --replay``'s).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import functools
 import gzip
 import json
-import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +31,7 @@ from excerpt.tooling import (
     fan_out,
     index_repository,
     language_of,
+    replace_atomic,
     resolve_root,
     sha256_hex,
 )
@@ -203,13 +204,6 @@ def _live(
     return row
 
 
-def write_atomic(target: Path, data: bytes) -> None:
-    """Write whole or not at all: a killed run leaves no half-written recording file."""
-    partial = target.with_name(f".{target.name}.{os.getpid()}.part")
-    partial.write_bytes(data)
-    os.replace(partial, target)
-
-
 def _task_file(directory: Path, instance_id: str) -> Path:
     return directory / "tasks" / f"{sha256_hex(instance_id.encode('utf-8'))[:24]}.json.gz"
 
@@ -224,7 +218,7 @@ def _write_recording(
         blob = directory / "blobs" / digest[:2] / f"{digest}.gz"
         if not blob.exists():
             blob.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(blob, gzip.compress(data, mtime=0))
+            replace_atomic(blob, gzip.compress(data, mtime=0), sync=False)
     doc = {
         "instance_id": task.instance_id,
         "task_sha256": sha256_hex(task.problem_statement.encode("utf-8", "surrogatepass")),
@@ -233,7 +227,8 @@ def _write_recording(
     }
     target = _task_file(directory, task.instance_id)
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(target, gzip.compress(json.dumps(doc, sort_keys=True).encode(), mtime=0))
+    body = gzip.compress(json.dumps(doc, sort_keys=True).encode(), mtime=0)
+    replace_atomic(target, body, sync=False)
 
 
 def _replayed(task: bench.BenchTask, run: SessionRun, count: TokenCounter) -> dict[str, Any]:

@@ -28,8 +28,9 @@ from typing import Any, Literal
 
 from excerpt.core import git
 from excerpt.core.settings import INDEX_DB, repo_cache_dir
+from excerpt.discover.walk import resolve_root
 from excerpt.errors import UsageError
-from excerpt.index.build import ProgressFn, index_repository, rebuild_index, resolve_root
+from excerpt.index.build import ProgressFn, index_repository, rebuild_index
 from excerpt.index.db import OPEN_ERRORS, is_corruption
 from excerpt.index.graph import graph_document, load_graph
 from excerpt.index.history import HistorySource

@@ -132,7 +132,7 @@ def add_filters(parser: argparse.ArgumentParser) -> None:
 
 
 def _globs(flag: str, patterns: Sequence[str] | None) -> Sequence[str] | None:
-    from excerpt.core.settings import glob_problem
+    from excerpt.core.globs import glob_problem
 
     for pattern in patterns or ():
         problem = glob_problem(pattern)

@@ -21,7 +21,7 @@ from typing import Any
 
 from excerpt.cli.common import add_filters, add_output, add_repo, command, effective_settings
 from excerpt.cli.output import emit
-from excerpt.core.settings import DEFAULT_BUDGET
+from excerpt.core.limits import DEFAULT_BUDGET
 
 __all__ = ["register"]
 

@@ -134,8 +134,8 @@ def _validate(actions: Any) -> None:
 
 
 def run_create(args: argparse.Namespace) -> int:
+    from excerpt.discover.walk import resolve_root
     from excerpt.handoff import assemble, create_handoff, load_json, read_session
-    from excerpt.index.build import resolve_root
     from excerpt.render.text import to_json
 
     base = load_json(args.input) if args.input is not None else {}

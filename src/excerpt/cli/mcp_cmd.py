@@ -64,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     report = check_server(args.repo, tools=args.tools)
     if report["ok"]:
+        from excerpt.discover.walk import resolve_root
         from excerpt.hooks.check import hooks_serving
-        from excerpt.index.build import resolve_root
 
         report["hooks"] = hooks_serving(resolve_root(args.repo))
     if args.json:

@@ -18,7 +18,7 @@ from excerpt.cli.common import (
     read_task,
 )
 from excerpt.cli.output import emit
-from excerpt.core.settings import DEFAULT_BUDGET
+from excerpt.core.limits import DEFAULT_BUDGET
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

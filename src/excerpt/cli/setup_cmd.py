@@ -74,8 +74,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from excerpt.discover.walk import resolve_root
     from excerpt.hooks.install import HookChange, hooks_file, install_hooks
-    from excerpt.index.build import resolve_root
     from excerpt.mcp.register import Scope, unregister
     from excerpt.mcp.register import register as register_with
     from excerpt.render.text import to_json

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from excerpt.core.globs import glob_problem
-from excerpt.core.limits import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from excerpt.core.limits import DEFAULT_BUDGET
 from excerpt.errors import CacheFault, UsageError
 
 if TYPE_CHECKING:
@@ -26,15 +25,11 @@ if TYPE_CHECKING:
     from excerpt.core.settings_file import FileSettings
 
 __all__ = [
-    "DEFAULT_BUDGET",
     "INDEX_DB",
-    "MAX_BUDGET",
-    "MIN_BUDGET",
     "SETTING_KEYS",
     "Limits",
     "Settings",
     "cache_root",
-    "glob_problem",
     "parse_settings",
     "refuse_cache_inside",
     "repo_cache_dir",

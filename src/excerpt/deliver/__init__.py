@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from excerpt.core.settings import MIN_BUDGET
+from excerpt.core.limits import MIN_BUDGET
 from excerpt.core.tokens import TokenCounter
 from excerpt.errors import UsageError
 from excerpt.index.build import ProgressFn

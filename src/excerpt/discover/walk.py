@@ -37,8 +37,8 @@ from excerpt.errors import NotADirectoryFault
 
 __all__ = [
     "JUNK_DIRS",
-    "Candidate",
     "Discovery",
+    "FoundFile",
     "discover",
     "display_path",
     "file_verdict",
@@ -61,7 +61,7 @@ JUNK_DIRS = frozenset(
 BUILD_DIRS = frozenset({"build", "dist", "target", "out", "_build", "coverage", "htmlcov"})
 
 
-class Candidate(NamedTuple):
+class FoundFile(NamedTuple):
     """A path that may be indexed, with what ``lstat`` said of it at discovery (a named
     tuple: a refresh makes one for every file of the tree)."""
 
@@ -77,7 +77,7 @@ class Discovery:
 
     root: Path
     in_git: bool
-    candidates: tuple[Candidate, ...]
+    candidates: tuple[FoundFile, ...]
     omitted: tuple[Omission, ...]
     truncated: bool
 
@@ -152,7 +152,7 @@ def _below(root: Path, top: Path, dirs: list[str]) -> list[str]:
 def _classify(
     root: Path, in_git: bool, listed: list[tuple[str, bool]], limits: Limits
 ) -> Discovery:
-    candidates: list[Candidate] = []
+    candidates: list[FoundFile] = []
     omitted: list[Omission] = []
     total = 0
     truncated = False
@@ -195,8 +195,8 @@ def _classify(
 
 
 def _without_links_to_sensitive(
-    root: str, candidates: list[Candidate], omitted: list[Omission]
-) -> tuple[list[Candidate], list[Omission]]:
+    root: str, candidates: list[FoundFile], omitted: list[Omission]
+) -> tuple[list[FoundFile], list[Omission]]:
     """Candidates that are hard links to a sensitive file of the tree (a ``.env`` under a
     neutral name) moved to the omissions as ``sensitive``. Found by inode: the sensitive
     file's metadata is looked at, never its content; only when one has other links."""
@@ -212,7 +212,7 @@ def _without_links_to_sensitive(
             inodes.add((st.st_dev, st.st_ino))
     if not inodes:
         return candidates, []
-    kept: list[Candidate] = []
+    kept: list[FoundFile] = []
     linked: list[Omission] = []
     for c in candidates:
         try:
@@ -227,7 +227,7 @@ def _without_links_to_sensitive(
     return kept, linked
 
 
-def _regular(prefix: str, path: str, max_bytes: int) -> Candidate | None:
+def _regular(prefix: str, path: str, max_bytes: int) -> FoundFile | None:
     """The verdict on a listed file in the common case, a regular file of an ASCII name off
     the deny list and within the size limit, in one ``lstat``; None for any other case,
     which ``file_verdict`` then decides (a refresh asks for every file of the tree)."""
@@ -239,10 +239,10 @@ def _regular(prefix: str, path: str, max_bytes: int) -> Candidate | None:
         return None
     if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
         return None
-    return Candidate(path, st.st_size, st.st_mtime_ns, False)
+    return FoundFile(path, st.st_size, st.st_mtime_ns, False)
 
 
-def file_verdict(prefix: str, path: str, limits: Limits) -> Candidate | Omission | None:
+def file_verdict(prefix: str, path: str, limits: Limits) -> FoundFile | Omission | None:
     """The verdict on the listed file ``path`` (``prefix``: the root with a trailing ``/``):
     a candidate, an omission, or None when it is gone or a directory."""
     if not path.isascii() and display_path(path) != path:
@@ -276,7 +276,7 @@ def file_verdict(prefix: str, path: str, limits: Limits) -> Candidate | Omission
         top = os.path.realpath(prefix)
         if os.path.commonpath([top, real]) != top:
             return Omission(path=path, reason="symlink_outside_root")
-    return Candidate(path, st.st_size, st.st_mtime_ns, is_link)
+    return FoundFile(path, st.st_size, st.st_mtime_ns, is_link)
 
 
 def _walk(root: Path, limits: Limits, start: str = "") -> tuple[list[str], list[str]]:

@@ -15,11 +15,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from excerpt.core.settings import DEFAULT_BUDGET, repo_cache_dir
+from excerpt.core.limits import DEFAULT_BUDGET
+from excerpt.core.settings import repo_cache_dir
 from excerpt.core.tokens import o200k_count
+from excerpt.discover.walk import resolve_root
 from excerpt.evals.corpus import RetrievalCorpus, load_corpus, materialise
 from excerpt.evals.suites import Packer, SuiteResult, default_packer
-from excerpt.index.build import index_repository, resolve_root
+from excerpt.index.build import index_repository
 from excerpt.index.store import IndexStore
 from excerpt.index.tokens import split_identifier
 from excerpt.index.view import SymbolSpan

@@ -27,16 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from excerpt.errors import UsageError
-from excerpt.gate.rules import CHECK_IDS, DEFAULT_MIN_CONVERGENCE, GateRules
+from excerpt.gate.rules import GateRules
 
-__all__ = [
-    "CHECK_IDS",
-    "DEFAULT_MIN_CONVERGENCE",
-    "GateRules",
-    "Policy",
-    "PolicySource",
-    "parse_policy",
-]
+__all__ = ["Policy", "PolicySource", "parse_policy"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,6 +17,7 @@ from typing import Any
 from excerpt.core.capped import read_capped
 from excerpt.core.hashing import sha256_hex
 from excerpt.core.lines import split_lines
+from excerpt.discover.walk import resolve_root
 from excerpt.errors import UsageError
 from excerpt.handoff.model import (
     AGENTS,
@@ -31,7 +32,6 @@ from excerpt.handoff.model import (
 )
 from excerpt.handoff.session import SessionFacts
 from excerpt.handoff.state import repo_state
-from excerpt.index.build import resolve_root
 from excerpt.pipeline import get_excerpts
 
 __all__ = [

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from excerpt.core.settings import INDEX_DB, repo_cache_dir
+from excerpt.discover.walk import resolve_root
 from excerpt.handoff.model import check_document
 from excerpt.handoff.state import repo_state
-from excerpt.index.build import resolve_root
 from excerpt.index.store import IndexStore
 from excerpt.pack.retrieve import retrieve
 

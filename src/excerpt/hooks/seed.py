@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET
+from excerpt.core.escape import escape_controls
+from excerpt.core.limits import MAX_BUDGET, MIN_BUDGET
 from excerpt.core.tokens import o200k_count
 from excerpt.deliver import pack_prepared, plan_prepared, prepare, remember_pack
 from excerpt.index.build import IndexReport
 from excerpt.pack import PackRequest
 from excerpt.pack.handles import format_handle
 from excerpt.pack.prepare import MAX_HELD, Prepared
-from excerpt.render.text import escape_controls
 
 __all__ = ["DEFAULT_SEED_TOKENS", "SURE", "Seed", "SeedAsk", "Shape", "build_seed"]
 

@@ -20,18 +20,18 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from excerpt.core.durable import crash_point
-from excerpt.core.settings import Limits, repo_cache_dir
+from excerpt.core.settings import INDEX_DB, Limits, repo_cache_dir
 from excerpt.discover.reader import Omission
 from excerpt.discover.walk import (
     JUNK_DIRS,
-    Candidate,
     Discovery,
+    FoundFile,
     discover,
     file_verdict,
     resolve_root,
 )
 from excerpt.errors import CacheFault
-from excerpt.index.db import DB_NAME, make_cache_dir
+from excerpt.index.db import CorruptIndex, is_corruption, make_cache_dir, writer_lock
 from excerpt.index.history import (
     HistoryReport,
     HistorySource,
@@ -40,21 +40,14 @@ from excerpt.index.history import (
     plan_history,
     source_of_root,
 )
-from excerpt.index.lang import extraction_signature, language_of
+from excerpt.index.lang import extraction_signature, is_test_path, language_of
 from excerpt.index.process import process_paths
 from excerpt.index.records import FileRecord
-from excerpt.index.resolve import is_test_path, resolve_graph, resolve_imports
-from excerpt.index.store import CorruptIndex, DamagedRows, IndexStore, is_corruption, writer_lock
+from excerpt.index.resolve import resolve_graph, resolve_imports
+from excerpt.index.store import DamagedRows, IndexStore
 from excerpt.index.workers import CRASHED, WorkerPool
 
-__all__ = [
-    "IndexReport",
-    "ProgressFn",
-    "index_repository",
-    "rebuild_index",
-    "refresh_paths",
-    "resolve_root",
-]
+__all__ = ["IndexReport", "ProgressFn", "index_repository", "rebuild_index", "refresh_paths"]
 
 
 class ProgressFn(Protocol):
@@ -271,7 +264,7 @@ def refresh_paths(
             continue  # never listed, tracked or not
         names.append(path)
     cache = repo_cache_dir(root, cache_dir)
-    if not (cache / DB_NAME).is_file():
+    if not (cache / INDEX_DB).is_file():
         return None
     with writer_lock(cache):
         store = IndexStore.open(cache)
@@ -323,7 +316,7 @@ def _named(
         return None  # a run cut short, a capped list, or too many links to look at
     omitted = store.omissions()
     refused = {o.path for o in omitted}
-    fresh: dict[str, Candidate] = {}
+    fresh: dict[str, FoundFile] = {}
     prefix = f"{root}/"
     for name in names:
         if name in refused:
@@ -333,18 +326,18 @@ def _named(
                 return None  # a new file, or a directory of indexed files moved or removed
             continue  # a file that came and went between two refreshes (an editor's)
         verdict = file_verdict(prefix, name, limits)
-        if not isinstance(verdict, Candidate) or verdict.is_link != (name in links):
+        if not isinstance(verdict, FoundFile) or verdict.is_link != (name in links):
             return None  # removed, refused now, or a file replaced by a link or back
         if not verdict.is_link and _linked(prefix + name):
             return None  # a second name of a file: discovery refuses a sensitive file's
         fresh[name] = verdict
     for link in links:
         verdict = file_verdict(prefix, link, limits)
-        if not isinstance(verdict, Candidate) or not verdict.is_link:
+        if not isinstance(verdict, FoundFile) or not verdict.is_link:
             return None  # a link that now points outside the tree, at nothing, or is gone
         fresh[link] = verdict
     candidates = tuple(
-        fresh.get(path) or Candidate(path, size, mtime_ns, False)
+        fresh.get(path) or FoundFile(path, size, mtime_ns, False)
         for path, (size, mtime_ns, _) in sorted(stored.items())
     )
     return Discovery(
@@ -417,7 +410,7 @@ def _history(
     )  # fmt: skip
 
 
-def _changed(found: Discovery, stored: dict[str, tuple[int, int, str]]) -> list[Candidate]:
+def _changed(found: Discovery, stored: dict[str, tuple[int, int, str]]) -> list[FoundFile]:
     out = []
     for cand in found.candidates:
         old = stored.get(cand.path)

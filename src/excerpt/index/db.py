@@ -22,15 +22,13 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from excerpt.core.settings import INDEX_DB
 from excerpt.errors import CacheBusy, CacheFault
 from excerpt.index.checks import RowsCheck, terms_check
+from excerpt.index.lang import is_test_path
 from excerpt.index.migrations import APPLICATION_ID, MIGRATIONS
-from excerpt.index.resolve import is_test_path
 
 __all__ = [
     "CORRUPTION",
-    "DB_NAME",
     "OPEN_ERRORS",
     "CorruptIndex",
     "connect",
@@ -43,8 +41,6 @@ __all__ = [
     "verify",
     "writer_lock",
 ]
-
-DB_NAME = INDEX_DB  # in every repository cache directory
 
 
 class CorruptIndex(Exception):

@@ -14,7 +14,7 @@ import tree_sitter as ts
 from excerpt.index.lang import by_name, grammar
 from excerpt.index.lang.base import Import, Language, node_text
 
-__all__ = ["Extraction", "Import", "Symbol", "extract"]
+__all__ = ["Extraction", "Symbol", "extract"]
 
 _MATCH_LIMIT = 4096
 # Bounds on the shapes whose cost grows with the square of their size (measured on tree-sitter

@@ -8,17 +8,16 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from excerpt.core.lines import line_count as count_lines
+from excerpt.core.lines import line_count
 from excerpt.core.secrets import without_secret_lines
 from excerpt.core.settings import Limits
 from excerpt.discover.reader import FileContent, Omission, read_file
 from excerpt.index.extract import Extraction, extract
-from excerpt.index.lang import language_of, manifest_of
+from excerpt.index.lang import is_test_path, language_of, manifest_of
 from excerpt.index.records import FileRecord, pack_lexicon
-from excerpt.index.resolve import is_test_path
 from excerpt.index.tokens import lexicon_text
 
-__all__ = ["count_lines", "git_blob_id", "process_paths", "record_from_content"]
+__all__ = ["git_blob_id", "process_paths", "record_from_content"]
 
 _TEXT_CODECS = {
     "utf-8": "utf-8",
@@ -55,7 +54,7 @@ def record_from_content(content: FileContent) -> FileRecord:
     if extraction.omitted is not None:  # past a parse budget: listed, not indexed
         return FileRecord(
             path=path, size=content.size, mtime_ns=content.mtime_ns, sha256=content.sha256,
-            language=language, encoding=content.encoding, lines=count_lines(content.data),
+            language=language, encoding=content.encoding, lines=line_count(content.data),
             status=extraction.omitted, is_test=is_test_path(path),
             git_blob=git_blob_id(content.data),
         )  # fmt: skip
@@ -66,7 +65,7 @@ def record_from_content(content: FileContent) -> FileRecord:
     )
     return FileRecord(
         path=path, size=content.size, mtime_ns=content.mtime_ns, sha256=content.sha256,
-        language=language, encoding=content.encoding, lines=count_lines(content.data),
+        language=language, encoding=content.encoding, lines=line_count(content.data),
         status=None, is_test=is_test_path(path), git_blob=git_blob_id(content.data),
         package=extraction.package,
         manifest=manifest_of(path, content.data), symbols=extraction.symbols,

@@ -6,7 +6,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from excerpt.index.extract import Import, Symbol
+from excerpt.index.extract import Symbol
+from excerpt.index.lang.base import Import
 
 __all__ = ["LEXICAL_FIELDS", "FileRecord", "pack_lexicon", "unpack_lexicon"]
 

@@ -23,7 +23,7 @@ from excerpt.index.lang.base import (
     Workspace,
 )
 
-__all__ = ["Edge", "FileFacts", "is_test_path", "resolve_graph", "resolve_imports"]
+__all__ = ["Edge", "resolve_graph", "resolve_imports"]
 
 
 @dataclass(frozen=True, slots=True, order=True)

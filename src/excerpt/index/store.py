@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from excerpt.core.settings import INDEX_DB
 from excerpt.discover.reader import Omission
 from excerpt.errors import CacheFault
 from excerpt.index.checks import (
@@ -25,36 +26,24 @@ from excerpt.index.checks import (
     terms_check,
 )
 from excerpt.index.db import (
-    CORRUPTION,
-    DB_NAME,
     OPEN_ERRORS,
     CorruptIndex,
     connect,
-    is_corruption,
     is_environmental,
     make_cache_dir,
     migrate,
     quarantine,
     untrusted_file,
     verify,
-    writer_lock,
 )
-from excerpt.index.extract import Import
 from excerpt.index.history import HistoryChange, HistoryCommit, HistoryState
+from excerpt.index.lang.base import FileFacts, Import
 from excerpt.index.records import FileRecord, unpack_lexicon
-from excerpt.index.resolve import Edge, FileFacts
+from excerpt.index.resolve import Edge
 from excerpt.index.tokens import lexicon_text
 from excerpt.index.view import StoreView
 
-__all__ = [
-    "CORRUPTION",
-    "DB_NAME",
-    "CorruptIndex",
-    "DamagedRows",
-    "IndexStore",
-    "is_corruption",
-    "writer_lock",
-]
+__all__ = ["DamagedRows", "IndexStore"]
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +77,7 @@ class IndexStore:
             CacheFault: the cache directory or database cannot be used at all.
         """
         make_cache_dir(cache_dir)
-        db = cache_dir / DB_NAME
+        db = cache_dir / INDEX_DB
         problem = untrusted_file(db)
         if problem is None:
             conn = None
@@ -141,7 +130,7 @@ class IndexStore:
         Raises:
             CacheFault: the database cannot be moved or created.
         """
-        quarantine(cache_dir, cache_dir / DB_NAME)
+        quarantine(cache_dir, cache_dir / INDEX_DB)
         store = cls.open(cache_dir)
         store.rebuilt = why
         return store

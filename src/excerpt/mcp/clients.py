@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from excerpt.core.settings import DEFAULT_BUDGET
+from excerpt.core.limits import DEFAULT_BUDGET
 
-__all__ = ["DEFAULT_BUDGET", "ClientProfile", "budget_note", "profile_for"]
+__all__ = ["ClientProfile", "budget_note", "profile_for"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

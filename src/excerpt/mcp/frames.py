@@ -39,7 +39,7 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
-__all__ = ["MAX_CONTAINERS", "MAX_DEPTH", "MAX_VALUES", "Frame", "error_frame", "read_frame"]
+__all__ = ["MAX_CONTAINERS", "MAX_DEPTH", "MAX_VALUES", "FrameVerdict", "error_frame", "read_frame"]
 
 log = logging.getLogger("excerpt.mcp")
 
@@ -60,7 +60,7 @@ _TOKEN = re.compile(
 
 
 @dataclass(frozen=True, slots=True)
-class Frame:
+class FrameVerdict:
     """One line judged: a message for the server, or the error to answer it with (or
     neither: a blank line, a malformed notification or response)."""
 
@@ -72,7 +72,7 @@ class _TooDeep(Exception):
     pass
 
 
-def read_frame(line: bytes) -> Frame:
+def read_frame(line: bytes) -> FrameVerdict:
     """Judge one line of the wire: pass it on, answer it with an error, or drop it.
 
     A frame the JSON parser would spend long on (more than ``MAX_CONTAINERS`` arrays and
@@ -80,7 +80,7 @@ def read_frame(line: bytes) -> Frame:
     recursion limit) is refused from a linear scan, without being parsed."""
     text = line.decode("utf-8", "replace")
     if not text.strip():
-        return Frame()
+        return FrameVerdict()
     if _may_be_heavy(line):
         refused = _heavy(text)
         if refused is not None:
@@ -105,7 +105,7 @@ def read_frame(line: bytes) -> Frame:
     return _message(cleaned)
 
 
-def _message(doc: dict[str, Any]) -> Frame:
+def _message(doc: dict[str, Any]) -> FrameVerdict:
     rid = doc.get("id", _ABSENT)
     answer = _usable_id(rid)
     if "method" not in doc:
@@ -119,36 +119,36 @@ def _message(doc: dict[str, Any]) -> Frame:
     params = doc.get("params")
     if params is not None and not isinstance(params, dict):
         if rid is _ABSENT:
-            return Frame()  # a notification is never answered
+            return FrameVerdict()  # a notification is never answered
         if isinstance(params, list):
             return error_frame(answer, INVALID_PARAMS, "Invalid params", "params are an object")
         return error_frame(answer, INVALID_REQUEST, "Invalid Request", "params are an object")
     return _validated(doc, answer)
 
 
-def _validated(doc: dict[str, Any], answer: int | str | None) -> Frame:
+def _validated(doc: dict[str, Any], answer: int | str | None) -> FrameVerdict:
     try:
         message = jsonrpc_message_adapter.validate_python(doc, by_name=False)
     except ValidationError:
         if answer is None:
             log.debug("dropped a malformed notification or response")
-            return Frame()
+            return FrameVerdict()
         return error_frame(answer, INVALID_REQUEST, "Invalid Request", "not an MCP message")
-    return Frame(message=SessionMessage(message))
+    return FrameVerdict(message=SessionMessage(message))
 
 
-def _answer_refused(rid: Any, method: Any, detail: str) -> Frame:
+def _answer_refused(rid: Any, method: Any, detail: str) -> FrameVerdict:
     """The answer to a message refused for its size or depth: a request's is -32602 with
     its id; a notification is dropped; a frame without a method is answered with -32600."""
     if method is not None and rid is _ABSENT:
         log.debug("dropped a notification: %s", detail)
-        return Frame()
+        return FrameVerdict()
     if method is not None:
         return error_frame(_usable_id(rid), INVALID_PARAMS, "Invalid params", detail)
     return error_frame(_usable_id(rid), INVALID_REQUEST, "Invalid Request", detail)
 
 
-def _refused(text: str, detail: str) -> Frame:
+def _refused(text: str, detail: str) -> FrameVerdict:
     found = _outline(text)
     if not found.is_object:
         return error_frame(None, INVALID_REQUEST, "Invalid Request", detail)
@@ -157,12 +157,12 @@ def _refused(text: str, detail: str) -> Frame:
     return _answer_refused(found.rid, found.method, detail)
 
 
-def error_frame(rid: int | str | None, code: int, message: str, detail: str) -> Frame:
+def error_frame(rid: int | str | None, code: int, message: str, detail: str) -> FrameVerdict:
     """The JSON-RPC error answering a frame."""
     error = JSONRPCError(
         jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=message, data=detail)
     )
-    return Frame(reply=SessionMessage(error))
+    return FrameVerdict(reply=SessionMessage(error))
 
 
 def _usable_id(rid: Any) -> int | str | None:
@@ -216,7 +216,7 @@ def _may_be_heavy(line: bytes) -> bool:
     return line.count(b"[") + line.count(b"{") > MAX_CONTAINERS or line.count(b",") >= MAX_VALUES
 
 
-def _heavy(text: str) -> Frame | None:
+def _heavy(text: str) -> FrameVerdict | None:
     """The refusal of a frame with too many arrays, objects or values outside its strings;
     None when it may be parsed. (A string that never ends hides what follows it, and the
     parser then reports the frame as not JSON.)"""

@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from excerpt import __version__
 from excerpt.core.escape import escape_controls
+from excerpt.discover.walk import resolve_root
 from excerpt.errors import ExcerptError
-from excerpt.index.build import resolve_root
 from excerpt.mcp.calls import Deadline
 from excerpt.mcp.seeds import SeedService
 from excerpt.mcp.session import ServedRepo

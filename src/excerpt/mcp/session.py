@@ -14,10 +14,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ListRootsResult
 
 from excerpt.core import git
-from excerpt.core.settings import repo_cache_dir
+from excerpt.core.settings import INDEX_DB, repo_cache_dir
 from excerpt.errors import ExcerptError
 from excerpt.index.build import IndexReport, index_repository, refresh_paths
-from excerpt.index.db import DB_NAME
 from excerpt.index.watch import TreeWatcher, identity
 from excerpt.mcp.clients import ClientProfile, profile_for
 
@@ -76,7 +75,7 @@ class ServedRepo:
         watcher saw nothing change since that refresh began, else a refresh's."""
         with self._refresh:
             watcher = self.watcher
-            db = repo_cache_dir(root, self.cache_dir) / DB_NAME
+            db = repo_cache_dir(root, self.cache_dir) / INDEX_DB
             if self._last is not None and watcher is not None:
                 report, mark, written = self._last
                 seen = watcher.changes_since(mark) if identity(db) == written else None
@@ -141,7 +140,7 @@ class ServedRepo:
 
     def first_index(self) -> bool:
         try:
-            return not (repo_cache_dir(self.repo, self.cache_dir) / DB_NAME).exists()
+            return not (repo_cache_dir(self.repo, self.cache_dir) / INDEX_DB).exists()
         except OSError:  # an unreadable cache directory: the call itself will say so
             return False
 

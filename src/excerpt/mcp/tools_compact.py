@@ -10,7 +10,8 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from excerpt.compact import Store, compact, expand
-from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET, cache_root
+from excerpt.core.limits import MAX_BUDGET, MIN_BUDGET
+from excerpt.core.settings import cache_root
 from excerpt.errors import ExcerptError
 from excerpt.mcp.calls import text_only, tool_call
 from excerpt.mcp.session import Client, ServedRepo, Session

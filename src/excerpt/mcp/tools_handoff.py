@@ -14,7 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET
+from excerpt.core.limits import MAX_BUDGET, MIN_BUDGET
 from excerpt.handoff import create_handoff, render_handoff, render_report, validate_handoff
 from excerpt.handoff.model import MAX_ITEMS, MAX_TEXT
 from excerpt.mcp.calls import text_only, tool_call

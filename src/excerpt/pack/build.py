@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from excerpt.core.hashing import sha256_hex
-from excerpt.core.settings import MAX_BUDGET
+from excerpt.core.limits import MAX_BUDGET
 from excerpt.core.vocabulary import ItemKind, OmissionReason
 from excerpt.index.store import IndexStore
 from excerpt.pack.handles import Handle, format_handle
@@ -23,8 +23,8 @@ from excerpt.pack.model import Item, Omitted, Pack, Plan, PlanEntry, Role
 from excerpt.pack.prepare import Prepared
 from excerpt.pack.regions import Region
 from excerpt.rank.confidence import logistic
-from excerpt.rank.score import Candidate, Reason
-from excerpt.rank.signals import NAMED_IN_TASK
+from excerpt.rank.score import RankedFile
+from excerpt.rank.signals import NAMED_IN_TASK, Reason
 from excerpt.risk import classify_path
 
 __all__ = ["REGION_FEATURES", "plan_of", "region_chance", "region_features", "remember", "select"]
@@ -52,7 +52,7 @@ _WARNINGS = (
 class _Piece:
     """One contiguous, secret-free run of lines of a region, ready to serve."""
 
-    candidate: Candidate
+    candidate: RankedFile
     region: Region
     start: int
     end: int
@@ -395,7 +395,7 @@ def _worth_serving(piece: _Piece, *, whole: bool) -> bool:
 # -- selection -----------------------------------------------------------------------------
 
 
-def _whole(prep: Prepared, rank: int, cand: Candidate, budget: int) -> Sequence[Region] | None:
+def _whole(prep: Prepared, rank: int, cand: RankedFile, budget: int) -> Sequence[Region] | None:
     """The whole file as one region, for a top file small enough to serve entire (the lines a
     change touches are often outside the functions the task's words reach)."""
     shares = prep.weights.whole_shares
@@ -412,14 +412,14 @@ def _whole(prep: Prepared, rank: int, cand: Candidate, budget: int) -> Sequence[
     return [Region(1, len(lines), "file", first.weight, first.focus, first.signal)]
 
 
-def _is_changed(cand: Candidate) -> bool:
+def _is_changed(cand: RankedFile) -> bool:
     return any(r.signal == "changed" for r in cand.reasons)
 
 
-def _top_by_the_task(prep: Prepared, cand: Candidate) -> bool:
+def _top_by_the_task(prep: Prepared, cand: RankedFile) -> bool:
     """Whether ``cand`` ranks first on the task's evidence alone, its changed gain aside."""
 
-    def own(c: Candidate) -> float:
+    def own(c: RankedFile) -> float:
         return c.score - (prep.weights.changed_gain if _is_changed(c) else 0.0)
 
     return all(own(cand) >= own(c) for c in prep.candidates)
@@ -443,7 +443,7 @@ _TEST_OF_TASK = Reason("graph", "the best-ranked test of the task")
 class _Offer:
     """A region offered to selection, in the order selection meets them."""
 
-    candidate: Candidate
+    candidate: RankedFile
     region: Region
     size: int  # its bytes, secret lines aside
     group: _Group
@@ -474,7 +474,7 @@ def _ordered(prep: Prepared, budget: int, *, fill: bool = True) -> list[_Offer]:
     out = _ordered_regions(prep, budget)
     ranked = {c.path: c for c in prep.candidates}
     for test, subject in prep.related:
-        base = ranked.get(test) or Candidate(path=test, score=0.0, tier=0, reasons=(), anchors=())
+        base = ranked.get(test) or RankedFile(path=test, score=0.0, tier=0, reasons=(), anchors=())
         why = _TEST_OF_PRIMARY if subject is not None else _TEST_OF_TASK
         cand = replace(base, reasons=(why, *base.reasons))
         for region in prep.related_regions[test]:
@@ -494,7 +494,7 @@ def _group(prep: Prepared, path: str) -> _Group:
     return "below_floor"
 
 
-def _offer(prep: Prepared, cand: Candidate, region: Region, chance: float) -> _Offer:
+def _offer(prep: Prepared, cand: RankedFile, region: Region, chance: float) -> _Offer:
     """A ranked file's region as an offer."""
     size = _region_size(prep, cand.path, region)
     group = _group(prep, cand.path)
@@ -532,7 +532,7 @@ def region_features(index: int, region: Region) -> tuple[float, ...]:
     )  # fmt: skip
 
 
-def region_chance(prep: Prepared, cand: Candidate, index: int, region: Region) -> float:
+def region_chance(prep: Prepared, cand: RankedFile, index: int, region: Region) -> float:
     """The chance that ``region`` (the ``index``-th strongest of its file) holds a line the
     change touches: the file's confidence times the share of such regions among those of a
     file the change touches with the same features."""
@@ -614,7 +614,7 @@ def _unique_omissions(omitted: list[Omitted]) -> tuple[Omitted, ...]:
 
 
 def _pieces(
-    prep: Prepared, cand: Candidate, region: Region, omitted: list[Omitted]
+    prep: Prepared, cand: RankedFile, region: Region, omitted: list[Omitted]
 ) -> list[_Piece]:
     """The region split around secret lines (those are listed as omitted, never served)."""
     _, lines = prep.files[cand.path]
@@ -630,7 +630,9 @@ def _pieces(
     return pieces
 
 
-def _piece(cand: Candidate, region: Region, lines: Sequence[bytes], start: int, end: int) -> _Piece:
+def _piece(
+    cand: RankedFile, region: Region, lines: Sequence[bytes], start: int, end: int
+) -> _Piece:
     return _Piece(cand, region, start, end, b"".join(lines[start - 1 : end]))
 
 
@@ -692,11 +694,11 @@ def _omission(
     )  # fmt: skip
 
 
-def _region_score(cand: Candidate, region: Region) -> float:
+def _region_score(cand: RankedFile, region: Region) -> float:
     return round(cand.score * (0.5 + region.weight), 4)
 
 
-def _reasons(cand: Candidate, region: Region) -> tuple[Reason, ...]:
+def _reasons(cand: RankedFile, region: Region) -> tuple[Reason, ...]:
     lines = Reason("match", _REASON_FOR_SIGNAL.get(region.signal, "lines chosen"))
     concepts = classify_path(cand.path)
     risk = (Reason("risk", "risk concepts: " + ", ".join(concepts)),) if concepts else ()

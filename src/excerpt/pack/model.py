@@ -14,7 +14,7 @@ from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from excerpt.core.hashing import canonical_json, sha256_hex
 from excerpt.core.vocabulary import ItemKind, OmissionReason, Signal, members
-from excerpt.rank.score import Reason
+from excerpt.rank.signals import Reason
 
 __all__ = [
     "PACK_SCHEMA",

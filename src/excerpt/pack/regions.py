@@ -15,7 +15,7 @@ from typing import Literal
 from excerpt.core.lines import lines_containing, lines_matching
 from excerpt.index.tokens import split_identifier
 from excerpt.index.view import SymbolSpan
-from excerpt.rank.score import Anchor
+from excerpt.rank.signals import Anchor
 from excerpt.rank.weights import Weights, default_weights
 
 __all__ = ["Region", "choose_regions", "line_matches"]

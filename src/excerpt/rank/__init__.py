@@ -14,17 +14,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from excerpt.rank.score import Anchor, Candidate, Reason, rank_files
-    from excerpt.rank.task import Frame, Task, analyze_task
+    from excerpt.rank.score import RankedFile, rank_files
+    from excerpt.rank.signals import Anchor, Reason
+    from excerpt.rank.task import LineRef, Task, analyze_task
 
-__all__ = ["Anchor", "Candidate", "Frame", "Reason", "Task", "analyze_task", "rank_files"]
+__all__ = ["Anchor", "LineRef", "RankedFile", "Reason", "Task", "analyze_task", "rank_files"]
 
 _WHERE = {
-    "Anchor": "excerpt.rank.score",
-    "Candidate": "excerpt.rank.score",
-    "Reason": "excerpt.rank.score",
+    "RankedFile": "excerpt.rank.score",
     "rank_files": "excerpt.rank.score",
-    "Frame": "excerpt.rank.task",
+    "Anchor": "excerpt.rank.signals",
+    "Reason": "excerpt.rank.signals",
+    "LineRef": "excerpt.rank.task",
     "Task": "excerpt.rank.task",
     "analyze_task": "excerpt.rank.task",
 }

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 
 from excerpt.errors import UsageError
-from excerpt.rank.score import Candidate
+from excerpt.rank.score import RankedFile
 from excerpt.rank.signals import TIER_PINNED
 from excerpt.rank.weights import Weights
 
@@ -41,7 +41,7 @@ FEATURES = (
 _LEADING = 5
 
 
-def features(candidates: Sequence[Candidate]) -> list[tuple[float, ...]]:
+def features(candidates: Sequence[RankedFile]) -> list[tuple[float, ...]]:
     """One vector of ``FEATURES`` per candidate, in rank order."""
     if not candidates:
         return []
@@ -83,7 +83,7 @@ def logistic(x: Sequence[float], coefficients: Sequence[float]) -> float:
     return e / (1.0 + e)
 
 
-def confidences(candidates: Sequence[Candidate], w: Weights) -> tuple[float, ...]:
+def confidences(candidates: Sequence[RankedFile], w: Weights) -> tuple[float, ...]:
     """Each candidate's confidence, rounded to 4 places (the same input, the same bytes). A
     file offered only because nothing matched (the repository's overview) has none: no
     evidence puts the change there.
@@ -100,5 +100,5 @@ def confidences(candidates: Sequence[Candidate], w: Weights) -> tuple[float, ...
     )
 
 
-def _fallback_only(cand: Candidate) -> bool:
+def _fallback_only(cand: RankedFile) -> bool:
     return {r.signal for r in cand.reasons} <= {"fallback", "match", "risk"}

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
-from excerpt.index.languages import PARSED_LANGUAGES
-from excerpt.index.view import FileInfo, IndexView, PastCommit
+from excerpt.index.history import PastCommit
+from excerpt.index.lang import PARSED_LANGUAGES
+from excerpt.index.view import FileInfo, IndexView
 from excerpt.rank.signals import Contribution, Reason
 from excerpt.rank.task import Task
 from excerpt.rank.weights import Weights

@@ -15,9 +15,10 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from excerpt.core import manifests
 from excerpt.core.linear import compile_pattern
 from excerpt.core.vocabulary import Signal
-from excerpt.index.languages import PARSED_LANGUAGES
+from excerpt.index.lang import PARSED_LANGUAGES
 from excerpt.index.tokens import terms
 from excerpt.index.view import FileInfo, IndexView
 from excerpt.rank import kinds
@@ -182,10 +183,7 @@ def scope(task: Task, files: Files, w: Weights) -> list[Contribution]:
 
 # Files that make a directory a component of its own: a crate, a package, a module, a
 # plugin with its own manifest.
-_MANIFESTS = frozenset(
-    {"Cargo.toml", "package.json", "go.mod", "pom.xml", "build.gradle", "build.gradle.kts",
-     "pyproject.toml", "setup.py", "composer.json", "Gemfile", "mix.exs", "Package.swift"}
-)  # fmt: skip
+_MANIFESTS = manifests.names(kinds=("package",))
 # Directory names that say where code sits, not what it is.
 _LAYOUT = frozenset(
     {"src", "lib", "libs", "pkg", "pkgs", "packages", "internal", "cmd", "app", "apps",

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from excerpt.core.linear import compile_pattern
 from excerpt.index.tokens import split_identifier
 
-__all__ = ["Frame", "Task", "analyze_task"]
+__all__ = ["LineRef", "Task", "analyze_task"]
 
 # A longer task is matched as text by its head and its tail (a log's failure is at its end);
 # frames, paths and names are taken from all of it.
@@ -129,7 +129,7 @@ _FRAMES = tuple(
 
 
 @dataclass(frozen=True, slots=True)
-class Frame:
+class LineRef:
     """A ``path:line`` reference (stack frame, compiler error, log line) as written."""
 
     path: str
@@ -145,7 +145,7 @@ class Task:
     identifiers: tuple[str, ...]  # code-looking names (CamelCase, snake_case, dotted parts)
     paths: tuple[str, ...]  # path-looking strings
     modules: tuple[str, ...] = ()  # files dotted names may live in (``a.b.C`` → ``a/b.py``)
-    frames: tuple[Frame, ...]
+    frames: tuple[LineRef, ...]
     mentions_tests: bool
     title_terms: tuple[str, ...] = ()  # folded terms of the first line (an issue's title)
     title_words: frozenset[str] = frozenset()  # words of the first line, as written
@@ -416,8 +416,8 @@ def _backticked(text: str, start: int) -> bool:
     return start > 0 and text[start - 1] in "`'\""
 
 
-def _unique_frames(text: str) -> tuple[Frame, ...]:
-    found: dict[tuple[str, int], Frame] = {}
+def _unique_frames(text: str) -> tuple[LineRef, ...]:
+    found: dict[tuple[str, int], LineRef] = {}
     data = text.encode("utf-8", "surrogatepass")
     for pattern in _FRAMES:
         for spans in pattern.spans(data):
@@ -426,5 +426,5 @@ def _unique_frames(text: str) -> tuple[Frame, ...]:
             path = raw.replace("\\\\", "/").replace("\\", "/")
             line = int(data[ls:le])
             if line > 0 and (path, line) not in found:
-                found[(path, line)] = Frame(path=path, line=line)
+                found[(path, line)] = LineRef(path=path, line=line)
     return tuple(found.values())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from excerpt.render.text import escape_controls
+from excerpt.core.escape import escape_controls
 
 __all__ = ["render_harness", "render_risk"]
 

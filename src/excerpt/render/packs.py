@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from excerpt.index.languages import language_of
-from excerpt.render.text import escape_controls
+from excerpt.core.escape import escape_controls
+from excerpt.index.lang import language_of
 
 __all__ = [
     "Figures",

@@ -11,7 +11,7 @@ from excerpt.core.escape import escape_controls
 if TYPE_CHECKING:
     from excerpt.index.build import IndexReport
 
-__all__ = ["compact_json", "escape_controls", "render_index", "to_json"]
+__all__ = ["compact_json", "render_index", "to_json"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

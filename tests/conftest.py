@@ -1,5 +1,9 @@
 """Shared fixtures: repositories built at test time, an isolated cache, a write audit; and
 the reliability report (``--reliability-report=PATH``, read by scripts/reliability_report.py).
+
+The fixture repositories' contents live in helper modules (``trees``: the small shop;
+``pack_repos``: the three realistic repositories of the pack tests); the fixtures here write
+and commit them.
 """
 
 from __future__ import annotations
@@ -8,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import stat
 import subprocess
 from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
@@ -17,6 +22,8 @@ import pytest
 from hypothesis import settings
 
 import reliability_rows
+from pack_repos import FIXTURES, PY_SHOP
+from trees import SHOP
 
 settings.register_profile("ci", max_examples=200, derandomize=True, deadline=None)
 settings.register_profile("dev", max_examples=50, deadline=None)
@@ -79,12 +86,45 @@ def tree_snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
     return out
 
 
+Snapshot = tuple[dict[str, tuple[int, int, str]], dict[str, tuple[Any, ...]]]
+
+
+def full_snapshot(root: Path) -> Snapshot:
+    """File bytes and mtimes (``tree_snapshot``), plus every entry's type, mode, mtime, ctime.
+
+    ``ctime`` cannot be set from user space, so even a write whose mtime was put back shows.
+    Directories are included, so a file created and removed again still shows (dir mtime).
+    """
+    entries: dict[str, tuple[Any, ...]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in [".", *dirnames, *filenames]:
+            path = Path(dirpath) / name
+            st = path.lstat()
+            link = os.readlink(path) if stat.S_ISLNK(st.st_mode) else None
+            key = str(path.relative_to(root))
+            entries[key] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, link)
+    return tree_snapshot(root), entries
+
+
 @pytest.fixture
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty cache directory, also exported as ``EXCERPT_CACHE_DIR``."""
     path = tmp_path / "cache"
     monkeypatch.setenv("EXCERPT_CACHE_DIR", str(path))
     return path
+
+
+HANDOFF_CLOCK = "2026-01-02T03:04:05Z"
+
+
+@pytest.fixture
+def handoff_clock(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The time every handoff the test creates is stamped with (``CLOCK_ENV``)."""
+    from excerpt.handoff import CLOCK_ENV  # here: this module imports no product code
+
+    monkeypatch.setenv(CLOCK_ENV, HANDOFF_CLOCK)
+    return HANDOFF_CLOCK
 
 
 @pytest.fixture
@@ -98,6 +138,42 @@ def make_repo(tmp_path: Path) -> Iterator[Callable[..., Path]]:
         return root
 
     yield make
+
+
+@pytest.fixture
+def repo(request: pytest.FixtureRequest, make_repo: Callable[..., Path]) -> Path:
+    """The calling module's ``FILES``, written and committed (a fresh copy per test)."""
+    files: Mapping[str, str | bytes] = request.module.FILES
+    return make_repo(files)
+
+
+@pytest.fixture(scope="module")
+def committed_shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """``trees.SHOP`` committed once for the module, and a cache directory of its own beside
+    it (outside the repository): ``(repo, cache)``. Read-only for the tests that share it."""
+    base = tmp_path_factory.mktemp("shop")
+    root = write_tree(base / "shop", SHOP)
+    git_commit_all(root)
+    return root, base / "cache"
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The three repositories of ``pack_repos``, committed once for the module, by name;
+    read-only for the tests that share them."""
+    base = tmp_path_factory.mktemp("fixtures")
+    out = {}
+    for name, files in FIXTURES.items():
+        root = write_tree(base / name, files)
+        git_commit_all(root)
+        out[name] = root
+    return out
+
+
+@pytest.fixture
+def py_shop(make_repo: Callable[..., Path]) -> Path:
+    """A private copy of ``pack_repos.PY_SHOP``, committed, for tests that edit or stage files."""
+    return make_repo(PY_SHOP, name="shop")
 
 
 # -- the reliability report -----------------------------------------------------------------

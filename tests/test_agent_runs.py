@@ -18,15 +18,14 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from excerpt.errors import UsageError
-from excerpt.evals.agent_runs import (
+from excerpt.evals.agent_records import (
     AGENTS,
     CATEGORIES,
     HANDOFF_DIRECTIONS,
-    REPORT_SCHEMA,
     AgentRunRecord,
     load_records,
-    report,
 )
+from excerpt.evals.agent_report import REPORT_SCHEMA, report
 
 SECRET = "zq-secret-7731"  # planted in bad values; must never reach an error message
 SECRET_NUMBER = 987654321

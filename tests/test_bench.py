@@ -763,6 +763,22 @@ def test_a_recording_stores_each_file_s_bytes_once(recorded: tuple[Run, Path]) -
     assert len(list((record / "tasks").iterdir())) == 4
 
 
+def test_a_recording_file_cut_off_at_its_rename_is_not_left_half_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from excerpt_bench.recording import start_recording
+
+    def refuse(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="No space left on device"):
+        start_recording(tmp_path / "recording")
+    monkeypatch.undo()
+    left = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    assert left == ["recording", "recording/blobs", "recording/tasks"]  # no marker, no temporary
+
+
 def test_a_replay_of_a_task_never_recorded_or_recorded_for_another_text_is_refused(
     shop: Shop, recorded: tuple[Run, Path], tmp_path: Path
 ) -> None:

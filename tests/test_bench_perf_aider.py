@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -96,11 +95,6 @@ def fake_aider_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (site / "aider" / "__init__.py").write_text(f"__version__ = {FAKE_VERSION!r}\n")
     (site / "aider" / "repomap.py").write_text(FAKE_REPOMAP, encoding="utf-8")
     return python
-
-
-@pytest.fixture
-def repo(make_repo: Callable[..., Path]) -> Path:
-    return make_repo(FILES)
 
 
 def _tasks(tmp_path: Path, *texts: str) -> Path:

@@ -9,9 +9,11 @@ The hook arms are checked with seeds written here (a pack, a map, none) and live
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import itertools
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -408,6 +410,30 @@ def test_bad_input_is_a_usage_error(
     assert code == 2
     assert message in err
     assert "Traceback" not in err
+
+
+def test_a_recording_cut_off_at_its_task_file_s_rename_leaves_whole_blobs_and_no_task_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from excerpt_bench.bench import BenchTask
+    from excerpt_bench.session import run
+
+    task = BenchTask(instance_id="bill-1", repo=REPO, base_commit="0" * 40,
+                     problem_statement=TASK, gold_files=())  # fmt: skip
+    real_replace = os.replace
+
+    def refuse_the_task_file(src: str, dst: str) -> None:
+        if Path(dst).parent.name == "tasks":
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", refuse_the_task_file)
+    with pytest.raises(OSError, match="No space left on device"):
+        run._write_recording(tmp_path, task, Corpus({"billing/fees.py": FEES.encode()}), {})
+    monkeypatch.undo()
+    assert not list((tmp_path / "tasks").iterdir())
+    (blob,) = (p for p in tmp_path.rglob("*") if p.is_file())  # no temporary beside it
+    assert gzip.decompress(blob.read_bytes()) == FEES.encode()
 
 
 def test_a_claude_read_over_the_token_cap_pages_on_as_its_partial_view_says() -> None:

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from conftest import git_commit_all, write_tree
-from excerpt.core.settings import repo_cache_dir
+from excerpt.core.settings import INDEX_DB, repo_cache_dir
 from excerpt.deliver import build_pack
 from excerpt.index.build import index_repository
-from excerpt.index.store import DB_NAME, IndexStore
+from excerpt.index.store import IndexStore
 from excerpt.pack.prepare import PackRequest
 
 _OTHERS = "".join(
@@ -52,7 +52,7 @@ REFUNDS = "billing/refunds.py"
 
 
 def _db(repo: Path, cache: Path) -> Path:
-    return repo_cache_dir(repo.resolve(), cache) / DB_NAME
+    return repo_cache_dir(repo.resolve(), cache) / INDEX_DB
 
 
 def _sql(db: Path, statements: str, *args: object) -> None:

@@ -24,11 +24,11 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent
 
+from cache_contents import cache_surfaces
 from conftest import git, git_commit_all, write_tree
 from excerpt.cli import main
 from excerpt.core.linear import compile_pattern
 from excerpt.mcp.server import build_server
-from test_discover_safety import cache_surfaces
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -13,13 +13,7 @@ from typing import Any
 import pytest
 
 from excerpt.cli import build_parser, main
-
-SHOP = {
-    "app/refund.py": "def refund(order):\n    return retry(order)\n\n\ndef retry(order):\n"
-    "    return order\n",
-    "app/util.py": "def helper():\n    return 1\n",
-    "app/models.py": "class Order:\n    pass\n",
-}
+from trees import SHOP
 
 
 def _subcommands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[Any]:
@@ -51,31 +45,31 @@ def test_a_task_after_changed_is_the_task_not_a_second_path(
 ) -> None:
     repo = make_repo(SHOP)
     code, pack = pack_json(
-        capsys, "--repo", str(repo), "--changed", "app/util.py", "fix the refund retry"
+        capsys, "--repo", str(repo), "--changed", "app/shipping.py", "fix the refund retry"
     )
     assert code == 0
-    assert changed_paths(pack) == {"app/util.py"}
-    assert pack["items"][0]["path"] == "app/util.py"
+    assert changed_paths(pack) == {"app/shipping.py"}
+    assert pack["items"][0]["path"] == "app/shipping.py"
 
 
 def test_changed_is_repeatable_one_path_per_flag(
     make_repo: Any, cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = make_repo(SHOP)
-    argv = ["--repo", str(repo), "--changed", "app/util.py", "--changed", "app/models.py"]
+    argv = ["--repo", str(repo), "--changed", "app/shipping.py", "--changed", "app/ledger.py"]
     code, pack = pack_json(capsys, *argv, "fix the refund retry")
     assert code == 0
-    assert changed_paths(pack) == {"app/util.py", "app/models.py"}
+    assert changed_paths(pack) == {"app/shipping.py", "app/ledger.py"}
 
 
 def test_two_paths_after_one_changed_flag_are_a_usage_error(
     make_repo: Any, cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = make_repo(SHOP)
-    argv = ["pack", "fix it", "--repo", str(repo), "--changed", "app/util.py", "app/models.py"]
+    argv = ["pack", "fix it", "--repo", str(repo), "--changed", "app/shipping.py", "app/ledger.py"]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "app/models.py" in err and "Traceback" not in err
+    assert "app/ledger.py" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(("path", "parser"), COMMANDS, ids=[" ".join(p) for p, _ in COMMANDS])

@@ -10,7 +10,8 @@ import pytest
 
 from conftest import tree_snapshot
 from excerpt.cli import main
-from excerpt.core.settings import MAX_BUDGET, MIN_BUDGET, Settings, parse_settings
+from excerpt.core.limits import MAX_BUDGET, MIN_BUDGET
+from excerpt.core.settings import Settings, parse_settings
 from excerpt.errors import UsageError
 
 CODE = {"app/refund.py": "def refund(order):\n    return order\n"}

@@ -16,11 +16,13 @@ from typing import Any
 
 import pytest
 
+from cache_contents import stored_index
 from conftest import git_commit_all, write_tree
-from excerpt.core.settings import repo_cache_dir
+from excerpt.core.settings import INDEX_DB, repo_cache_dir
 from excerpt.errors import CacheBusy
 from excerpt.index.build import index_repository
-from excerpt.index.store import DB_NAME, IndexStore, writer_lock
+from excerpt.index.db import writer_lock
+from excerpt.index.store import IndexStore
 
 # Modules of the cold index a kill interrupts: enough that a kill at a random moment mostly
 # lands while files are parsed and written (the process starts in about a tenth of the run).
@@ -61,16 +63,8 @@ def _run_index(repo: Path, cache: Path, *, capture: bool = True) -> subprocess.P
     )
 
 
-def _snapshot(repo: Path, cache: Path) -> dict[str, Any]:
-    store = IndexStore.open(repo_cache_dir(repo.resolve(), cache))
-    try:
-        return store.snapshot()
-    finally:
-        store.close()
-
-
 def _integrity(repo: Path, cache: Path) -> str:
-    conn = sqlite3.connect(repo_cache_dir(repo.resolve(), cache) / DB_NAME)
+    conn = sqlite3.connect(repo_cache_dir(repo.resolve(), cache) / INDEX_DB)
     try:
         return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
     finally:
@@ -84,7 +78,7 @@ def clean(big_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dic
     proc = _run_index(big_repo, cache)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
-    return _snapshot(big_repo, cache), time.monotonic() - started
+    return stored_index(big_repo, cache), time.monotonic() - started
 
 
 # The kills of the default run, in three parts a worker each can take (thirty in all, as the
@@ -113,7 +107,7 @@ def test_sigkill_during_cold_index_leaves_a_cache_the_next_run_completes(
         time.sleep(rng.uniform(0.05, duration * 0.9))
         # landed: the run had begun writing its database (a kill while Python starts proves
         # nothing about the cache)
-        db = repo_cache_dir(big_repo.resolve(), cache) / DB_NAME
+        db = repo_cache_dir(big_repo.resolve(), cache) / INDEX_DB
         landed = proc.poll() is None and db.exists()
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
@@ -123,7 +117,7 @@ def test_sigkill_during_cold_index_leaves_a_cache_the_next_run_completes(
         report = index_repository(big_repo, cache_dir=cache)
         assert report.files_indexed == len(expected["files"])
         assert _integrity(big_repo, cache) == "ok"
-        assert _snapshot(big_repo, cache) == expected, f"trial {trials}"
+        assert stored_index(big_repo, cache) == expected, f"trial {trials}"
     assert interrupted >= kills, f"only {interrupted} of {trials} kills landed during a run"
 
 
@@ -204,8 +198,8 @@ def test_a_corrupt_cache_is_detected_and_rebuilt_never_trusted(
     )
     cache = tmp_path / "cache"
     index_repository(repo, cache_dir=cache)
-    expected = _snapshot(repo, cache)
-    db = repo_cache_dir(repo.resolve(), cache) / DB_NAME
+    expected = stored_index(repo, cache)
+    db = repo_cache_dir(repo.resolve(), cache) / INDEX_DB
     # mark the last run unclean, as a crash would, so the integrity check runs on open
     conn = sqlite3.connect(db)
     conn.execute("UPDATE meta SET value = '0' WHERE key = 'clean'")
@@ -215,7 +209,7 @@ def test_a_corrupt_cache_is_detected_and_rebuilt_never_trusted(
     CORRUPTIONS[kind](db, random.Random(seed))
     report = index_repository(repo, cache_dir=cache)
     assert report.files_indexed == 30
-    assert _snapshot(repo, cache) == expected
+    assert stored_index(repo, cache) == expected
     if kind in ("unknown-version", "garbage", "symlink", "foreign-db"):
         assert report.rebuilt is not None
     assert not db.is_symlink()
@@ -262,7 +256,7 @@ def test_opening_the_index_again_in_a_process_keeps_the_locks_its_open_connectio
     repo = make_repo({"a.py": "x = 1\n"})
     index_repository(repo, cache_dir=tmp_path / "cache")
     cache = repo_cache_dir(repo.resolve(), tmp_path / "cache")
-    wal = cache / f"{DB_NAME}-wal"
+    wal = cache / f"{INDEX_DB}-wal"
     with IndexStore.open(cache) as first:
         first.set_meta(probe="0")  # the WAL holds a frame: only a last connection deletes it
         IndexStore.open(cache).close()  # a second open in this process, as a server makes
@@ -272,7 +266,7 @@ def test_opening_the_index_again_in_a_process_keeps_the_locks_its_open_connectio
             "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
             "c.execute(\"UPDATE meta SET value = '1' WHERE key = 'probe'\"); c.close()"
         )
-        subprocess.run([sys.executable, "-c", code, str(cache / DB_NAME)], check=True)
+        subprocess.run([sys.executable, "-c", code, str(cache / INDEX_DB)], check=True)
         assert wal.exists()
         assert first.meta("probe") == "1"
 
@@ -285,7 +279,7 @@ def test_the_cache_lives_outside_the_repository_with_private_permissions(
     assert report.cache_dir is not None
     assert not report.cache_dir.is_relative_to(repo)
     assert report.cache_dir.stat().st_mode & 0o777 == 0o700
-    assert (report.cache_dir / DB_NAME).stat().st_mode & 0o077 == 0
+    assert (report.cache_dir / INDEX_DB).stat().st_mode & 0o077 == 0
 
 
 _FLIP_TASK = "f7 returns the wrong value for run_7"
@@ -326,7 +320,7 @@ def test_bits_flipped_in_a_cache_marked_clean_never_change_a_pack(
     repo, clean = flip_repo
     cache = tmp_path / "cache"
     index_repository(repo, cache_dir=cache)
-    db = repo_cache_dir(repo.resolve(), cache) / DB_NAME
+    db = repo_cache_dir(repo.resolve(), cache) / INDEX_DB
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()

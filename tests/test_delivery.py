@@ -26,7 +26,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.types import CallToolResult, Implementation
 
 import excerpt.deliver as deliver
-from conftest import git_commit_all, write_tree
+from conftest import write_tree
 from excerpt.cli import main
 from excerpt.core.tokens import o200k_count
 from excerpt.errors import UsageError
@@ -34,7 +34,7 @@ from excerpt.mcp import build_server
 from excerpt.mcp.tools import TOOLS
 from excerpt.pack import PackRequest
 from excerpt.pipeline import get_excerpts
-from test_pack import FIXTURES, TASKS
+from pack_repos import TASKS
 
 T = TypeVar("T")
 HANDLE = re.compile(r"`([^`\s]+#L\d+-L\d+@[0-9a-f]{16})`")
@@ -42,14 +42,11 @@ CASES = [(name, task) for name, tasks in TASKS.items() for task in tasks]
 
 
 @pytest.fixture(scope="module")
-def fixtures(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Path], Path]:
-    """The pack tests' fixture repositories, committed, and one cache for all of them."""
-    base = tmp_path_factory.mktemp("delivery")
-    repos = {}
-    for name, files in FIXTURES.items():
-        repos[name] = write_tree(base / name, files)
-        git_commit_all(repos[name])
-    return repos, base / "cache"
+def fixtures(
+    repos: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, Path], Path]:
+    """The pack tests' fixture repositories (``repos``), and one cache for all of them."""
+    return repos, tmp_path_factory.mktemp("delivery") / "cache"
 
 
 def request(repo: Path, task: str, budget: int, cache: Path) -> PackRequest:

@@ -6,14 +6,10 @@ a sensitive file, leak its bytes into the cache) as well as what is reported ins
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import socket
-import sqlite3
 import subprocess
 import sys
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cache_contents import cache_surfaces
 from conftest import git, git_commit_all, write_tree
 from excerpt.core.settings import Limits
 from excerpt.discover import reader, sensitive
@@ -83,68 +80,6 @@ def store_rows(report: IndexReport) -> dict[str, tuple[str, str | None]]:
 
 def omitted_map(report: IndexReport) -> dict[str, str]:
     return dict(report.omitted_paths)
-
-
-def cache_surfaces(cache: Path, scratch: Path) -> list[tuple[str, bytes]]:
-    """Every byte under ``cache``, plus each SQLite database's rows decoded.
-
-    Raw bytes alone can hide a leak: zlib blobs and FTS5's prefix-compressed term pages. So
-    each database (copied with its ``-wal`` into ``scratch``, leaving the cache untouched) is
-    also dumped value by value, zlib blobs inflated, and every FTS5 table's vocabulary listed.
-    """
-    out: list[tuple[str, bytes]] = []
-    databases: list[Path] = []
-    for dirpath, _dirs, files in os.walk(cache):
-        for name in files:
-            path = Path(dirpath) / name
-            if path.is_symlink() or not path.is_file():
-                continue
-            data = path.read_bytes()
-            out.append((str(path), data))
-            if data.startswith(b"SQLite format 3\0"):
-                databases.append(path)
-    for n, db in enumerate(databases):
-        copy_dir = scratch / f"db{n}"
-        copy_dir.mkdir(parents=True)
-        for suffix in ("", "-wal"):
-            src = Path(f"{db}{suffix}")
-            if src.exists():
-                shutil.copyfile(src, copy_dir / f"copy.sqlite3{suffix}")
-        out.extend(_dump_database(copy_dir / "copy.sqlite3", str(db)))
-    return out
-
-
-def _dump_database(db: Path, label: str) -> list[tuple[str, bytes]]:
-    out: list[tuple[str, bytes]] = []
-    conn = sqlite3.connect(db)
-    try:
-        tables = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
-        for name, sql in tables:
-            if "fts5" in (sql or "").lower():
-                vocab = f"temp.vocab_{len(out)}"
-                conn.execute(f"CREATE VIRTUAL TABLE {vocab} USING fts5vocab(main, '{name}', 'row')")
-                terms = " ".join(t for (t,) in conn.execute(f"SELECT term FROM {vocab}"))
-                out.append((f"{label}:{name}:vocab", terms.encode()))
-                continue
-            if (sql or "").upper().startswith("CREATE VIRTUAL"):
-                continue
-            for row in conn.execute(f'SELECT * FROM "{name}"'):
-                for value in row:
-                    out.extend((f"{label}:{name}", v) for v in _value_forms(value))
-    finally:
-        conn.close()
-    return out
-
-
-def _value_forms(value: object) -> list[bytes]:
-    if isinstance(value, str):
-        return [value.encode("utf-8", "surrogateescape")]
-    if isinstance(value, bytes):
-        forms = [value]
-        with contextlib.suppress(zlib.error):
-            forms.append(zlib.decompress(value))
-        return forms
-    return []
 
 
 def leaks(surfaces: list[tuple[str, bytes]], needle: str) -> list[str]:

@@ -4,9 +4,9 @@ Every fenced block whose info string is ``console`` in ``README.md`` or ``docs/*
 transcript: a line ``$ COMMAND`` runs (``bash -c``, ``excerpt`` being this checkout's), and the
 lines under it, up to the next ``$``, are lines its output must hold, in order (``…`` stands
 for any lines between). ``# exit N`` under a command says the exit code it must end with
-(default 0). The commands run in the example repository written below (a small shop, committed
-to git), with a HOME and a cache of their own: what the documentation shows is what a newcomer
-gets there.
+(default 0). The commands run in the example repository (``trees.DOCUMENTED_SHOP``, a small
+shop, committed to git), with a HOME and a cache of their own: what the documentation shows is
+what a newcomer gets there.
 """
 
 from __future__ import annotations
@@ -22,30 +22,10 @@ from pathlib import Path
 import pytest
 
 from conftest import git_commit_all, write_tree
+from trees import DOCUMENTED_SHOP
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-
-# the example repository the documentation's transcripts run in
-SHOP = {
-    "app/__init__.py": "",
-    "app/refunds.py": (
-        '"""Refunds of orders."""\n\n'
-        "from app.ledger import post\n\n\n"
-        "class RefundService:\n"
-        '    """Refunds part or all of an order."""\n\n'
-        "    def refund(self, order, amount):\n"
-        "        if amount > order.total:\n"
-        '            raise ValueError("refund larger than the order")\n'
-        "        return post(order, -amount)\n"
-    ),
-    "app/ledger.py": "def post(order, amount):\n    return (order.id, amount)\n",
-    "tests/test_refunds.py": (
-        "from app.refunds import RefundService\n\n\n"
-        "def test_refund_is_posted():\n    assert RefundService\n"
-    ),
-    "README.md": "# Shop\n\nRefunds and a ledger.\n",
-}
 
 
 @dataclass(frozen=True)
@@ -116,7 +96,7 @@ def _holds(output: str, expected: tuple[str, ...]) -> str | None:
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = write_tree(tmp_path_factory.mktemp("docs") / "shop", SHOP)
+    root = write_tree(tmp_path_factory.mktemp("docs") / "shop", DOCUMENTED_SHOP)
     git_commit_all(root)
     return root
 

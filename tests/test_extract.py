@@ -9,7 +9,7 @@ import pytest
 
 from excerpt.discover.reader import FileContent
 from excerpt.index.extract import Extraction, extract
-from excerpt.index.languages import PARSED_LANGUAGES, language_of
+from excerpt.index.lang import PARSED_LANGUAGES, language_of
 from excerpt.index.process import record_from_content
 from excerpt.index.tokens import split_identifier, terms
 

@@ -9,10 +9,11 @@ import pytest
 from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
+from excerpt.core.lines import line_count
 from excerpt.discover.reader import FileContent, classify_encoding
 from excerpt.index.extract import Extraction, extract
-from excerpt.index.languages import PARSED_LANGUAGES
-from excerpt.index.process import count_lines, record_from_content
+from excerpt.index.lang import PARSED_LANGUAGES
+from excerpt.index.process import record_from_content
 
 LANGUAGES = pytest.mark.parametrize("language", PARSED_LANGUAGES)
 
@@ -190,7 +191,7 @@ def reference_lines(data: bytes) -> int:
 @given(data=st.binary(max_size=2048) | any_text.map(encode))
 @pytest.mark.reliability("B2.13", cases=200)
 def test_count_lines_agrees_with_a_reference_split(data: bytes) -> None:
-    assert count_lines(data) == reference_lines(data)
+    assert line_count(data) == reference_lines(data)
 
 
 SAMPLE_PATHS = {

@@ -36,7 +36,7 @@ BASE = {
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Callable[..., Path]:
+def staged_repo(tmp_path: Path) -> Callable[..., Path]:
     """Factory: a committed base (``BASE`` plus ``extra``), then ``change`` written and staged."""
 
     def make(
@@ -72,9 +72,9 @@ def _status(doc: dict[str, object], check: str) -> str:
 
 
 def test_a_plain_change_with_its_test_passes_every_check(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
-    root = repo(
+    root = staged_repo(
         {"app/billing.py": BASE["app/billing.py"] + "\n\ndef refund(amount):\n    return -amount\n"}
     )
     doc = _gate(root, tmp_path)
@@ -86,10 +86,10 @@ def test_a_plain_change_with_its_test_passes_every_check(
 
 
 def test_a_staged_secret_fails_and_the_report_never_holds_it(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     key = _aws_key()
-    root = repo({"app/settings.py": f'AWS_KEY = "{key}"\n'})
+    root = staged_repo({"app/settings.py": f'AWS_KEY = "{key}"\n'})
     report = run_gate(GateRequest(repo=root, cache_dir=tmp_path / "cache"))
     secrets = report.checks[0]
     assert (report.status, secrets.id, secrets.status) == ("FAIL", "secrets", "FAIL")
@@ -99,10 +99,10 @@ def test_a_staged_secret_fails_and_the_report_never_holds_it(
 
 
 def test_a_secret_already_in_the_base_is_not_this_change_s_leak(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     key = _aws_key()
-    root = repo(
+    root = staged_repo(
         {"app/settings.py": f'AWS_KEY = "{key}"\nDEBUG = True\n'},
         extra={"app/settings.py": f'AWS_KEY = "{key}"\n'},
     )
@@ -111,19 +111,19 @@ def test_a_secret_already_in_the_base_is_not_this_change_s_leak(
 
 @pytest.mark.reliability("B6.44")
 def test_only_the_staged_text_counts_never_the_work_tree(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     key = _aws_key()
-    staged = repo({"app/settings.py": f'KEY = "{key}"\n'})
+    staged = staged_repo({"app/settings.py": f'KEY = "{key}"\n'})
     write_tree(staged, {"app/settings.py": "KEY = None\n"})  # the work tree no longer has it
     assert _status(_gate(staged, tmp_path), "secrets") == "FAIL"
 
 
 @pytest.mark.reliability("B6.44")
 def test_a_secret_only_in_the_work_tree_is_not_checked(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
-    root = repo({"app/settings.py": f'KEY = "{_aws_key()}"\n'}, stage=False)
+    root = staged_repo({"app/settings.py": f'KEY = "{_aws_key()}"\n'}, stage=False)
     doc = _gate(root, tmp_path)
     assert _status(doc, "secrets") == "PASS"
     assert doc["status"] == "PASS"
@@ -134,24 +134,26 @@ def test_a_secret_only_in_the_work_tree_is_not_checked(
 )
 @pytest.mark.reliability("B3.23")
 def test_a_secret_file_added_fails_by_its_path(
-    repo: Callable[..., Path], tmp_path: Path, path: str
+    staged_repo: Callable[..., Path], tmp_path: Path, path: str
 ) -> None:
-    doc = _gate(repo({path: "x = 1\n"}), tmp_path)
+    doc = _gate(staged_repo({path: "x = 1\n"}), tmp_path)
     assert _status(doc, "secrets") == "FAIL"
     assert doc["secrets"]["details"][0]["rule"] == "sensitive-path"  # type: ignore[index]
 
 
 @pytest.mark.reliability("B6.46")
-def test_deleting_an_env_file_is_not_a_leak(repo: Callable[..., Path], tmp_path: Path) -> None:
-    root = repo({".env": None}, extra={".env": "TOKEN=1\n"})
+def test_deleting_an_env_file_is_not_a_leak(
+    staged_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = staged_repo({".env": None}, extra={".env": "TOKEN=1\n"})
     assert _status(_gate(root, tmp_path), "secrets") == "PASS"
 
 
 @pytest.mark.reliability("B6.46")
 def test_a_symlink_to_a_key_outside_the_tree_fails(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
-    root = repo({})
+    root = staged_repo({})
     (root / "deploy_key").symlink_to("/root/.ssh/id_rsa")
     git(root, "add", "deploy_key")
     doc = _gate(root, tmp_path)
@@ -161,20 +163,20 @@ def test_a_symlink_to_a_key_outside_the_tree_fails(
 
 @pytest.mark.reliability("B6.46")
 def test_a_binary_file_warns_that_it_was_not_scanned(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     doc = _gate(
-        repo({"assets/logo.png": b"\x89PNG\r\n\x1a\n\x00\x00" + bytes(range(256))}), tmp_path
+        staged_repo({"assets/logo.png": b"\x89PNG\r\n\x1a\n\x00\x00" + bytes(range(256))}), tmp_path
     )
     assert _status(doc, "secrets") == "WARN"
     assert doc["status"] == "WARN"
 
 
 def test_policy_allowed_paths_turn_findings_into_warnings(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     policy = '[gate.secrets]\nallow_paths = ["tests/fixtures/**"]\n'
-    root = repo(
+    root = staged_repo(
         {"tests/fixtures/creds.py": f'KEY = "{_aws_key()}"\n'}, extra={"excerpt.toml": policy}
     )
     assert _status(_gate(root, tmp_path), "secrets") == "WARN"
@@ -201,26 +203,28 @@ def test_policy_allowed_paths_turn_findings_into_warnings(
     ],
 )
 def test_a_schema_change_needs_its_rollback(
-    repo: Callable[..., Path], tmp_path: Path, files: dict[str, str], status: str
+    staged_repo: Callable[..., Path], tmp_path: Path, files: dict[str, str], status: str
 ) -> None:
-    assert _status(_gate(repo(files), tmp_path), "schema") == status
+    assert _status(_gate(staged_repo(files), tmp_path), "schema") == status
 
 
 def test_a_schema_policy_can_require_a_reviewed_marker(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     policy = '[gate.schema]\nrequire = ["marker"]\nmarker = "schema-reviewed-by"\n'
     migration = "ALTER TABLE t ADD c int;\n"
-    bare = repo({"db/migrations/0002_c.sql": migration}, extra={"excerpt.toml": policy})
+    bare = staged_repo({"db/migrations/0002_c.sql": migration}, extra={"excerpt.toml": policy})
     assert _status(_gate(bare, tmp_path), "schema") == "FAIL"
     write_tree(bare, {"db/migrations/0002_c.sql": "-- schema-reviewed-by: dba\n" + migration})
     git(bare, "add", "-A")
     assert _status(_gate(bare, tmp_path), "schema") == "PASS"
 
 
-def test_a_version_bump_needs_a_changelog_entry(repo: Callable[..., Path], tmp_path: Path) -> None:
+def test_a_version_bump_needs_a_changelog_entry(
+    staged_repo: Callable[..., Path], tmp_path: Path
+) -> None:
     bumped = {"package.json": '{"name": "shop", "version": "1.1.0"}\n'}
-    root = repo(bumped)
+    root = staged_repo(bumped)
     doc = _gate(root, tmp_path)
     assert _status(doc, "version") == "FAIL"
     assert doc["version"]["details"][0]["reason"] == "version 1.0.0 → 1.1.0"  # type: ignore[index]
@@ -256,18 +260,20 @@ def test_version_metadata_is_read_from_each_ecosystem_s_file(
 
 
 def test_a_requested_validation_command_must_be_in_the_base_policy(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     policy = '[gate]\nvalidation = ["pytest -q"]\n'
-    root = repo({"README.md": "# shop!\n"}, extra={"excerpt.toml": policy})
+    root = staged_repo({"README.md": "# shop!\n"}, extra={"excerpt.toml": policy})
     assert _status(_gate(root, tmp_path, validate=("pytest -q",)), "validation") == "PASS"
     assert _status(_gate(root, tmp_path, validate=("curl x | sh",)), "validation") == "FAIL"
 
 
 @pytest.mark.reliability("B6.45")
-def test_a_change_cannot_loosen_its_own_gate(repo: Callable[..., Path], tmp_path: Path) -> None:
+def test_a_change_cannot_loosen_its_own_gate(
+    staged_repo: Callable[..., Path], tmp_path: Path
+) -> None:
     loosened = '[gate]\nvalidation = ["curl x | sh"]\n[gate.severity]\nsecrets = "warn"\n'
-    root = repo({"excerpt.toml": loosened, "app/keys.py": f'K = "{_aws_key()}"\n'})
+    root = staged_repo({"excerpt.toml": loosened, "app/keys.py": f'K = "{_aws_key()}"\n'})
     doc = _gate(root, tmp_path, validate=("curl x | sh",))
     assert (_status(doc, "secrets"), _status(doc, "validation")) == ("FAIL", "FAIL")
     reasons = [d.get("reason", "") for d in doc["validation"]["details"]]  # type: ignore[index]
@@ -275,14 +281,14 @@ def test_a_change_cannot_loosen_its_own_gate(repo: Callable[..., Path], tmp_path
 
 
 def test_paths_owned_in_codeowners_cannot_be_self_certified(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     owners = {".github/CODEOWNERS": "/app/ @shop/payments\n*.md @docs\n"}
-    root = repo({"app/billing.py": BASE["app/billing.py"] + "# note\n"}, extra=owners)
+    root = staged_repo({"app/billing.py": BASE["app/billing.py"] + "# note\n"}, extra=owners)
     doc = _gate(root, tmp_path)
     assert _status(doc, "ownership") == "FAIL"
     assert doc["ownership"]["details"] == [{"path": "app/billing.py", "owners": ["@shop/payments"]}]  # type: ignore[index]
-    warned = repo(
+    warned = staged_repo(
         {"README.md": "# x\n"},
         extra={**owners, "excerpt.toml": '[gate.severity]\nownership = "warn"\n'},
     )
@@ -290,33 +296,36 @@ def test_paths_owned_in_codeowners_cannot_be_self_certified(
 
 
 def test_convergence_counts_sources_with_a_test_in_the_change_or_the_repository(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     untested = {
         "app/refunds.py": "def refund():\n    pass\n",
         "app/ledger.py": "def post():\n    pass\n",
     }
-    doc = _gate(repo(untested), tmp_path)
+    doc = _gate(staged_repo(untested), tmp_path)
     assert _status(doc, "convergence") == "FAIL"
-    assert _status(_gate(repo(untested), tmp_path, min_convergence=0.0), "convergence") == "PASS"
+    assert (
+        _status(_gate(staged_repo(untested), tmp_path, min_convergence=0.0), "convergence")
+        == "PASS"
+    )
 
 
 def test_a_test_in_the_change_counts_for_the_file_it_names(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     change = {
         "app/refunds.py": "def refund():\n    pass\n",
         "tests/test_refunds.py": "from app.refunds import refund\n",
     }
-    doc = _gate(repo(change), tmp_path)
+    doc = _gate(staged_repo(change), tmp_path)
     assert _status(doc, "convergence") == "PASS"
     assert doc["convergence"]["details"][0]["test"] == "tests/test_refunds.py"  # type: ignore[index]
 
 
 def test_a_base_policy_that_breaks_the_schema_is_named(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
-    root = repo({}, extra={"excerpt.toml": "[gate]\nmin_convergence = 2\nunknown = 1\n"})
+    root = staged_repo({}, extra={"excerpt.toml": "[gate]\nmin_convergence = 2\nunknown = 1\n"})
     with pytest.raises(
         UsageError,
         match=r"excerpt.toml at [0-9a-f]{12}: .*min_convergence.*unknown key gate.unknown",
@@ -342,8 +351,10 @@ def test_the_first_commit_s_staged_change_is_checked_against_nothing(tmp_path: P
     assert _status(doc, "secrets") == "FAIL"
 
 
-def test_a_commit_range_is_checked_as_ci_would(repo: Callable[..., Path], tmp_path: Path) -> None:
-    root = repo({"app/keys.py": f'K = "{_aws_key()}"\n'})
+def test_a_commit_range_is_checked_as_ci_would(
+    staged_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = staged_repo({"app/keys.py": f'K = "{_aws_key()}"\n'})
     git(root, "commit", "-q", "-m", "keys")
     doc = _gate(root, tmp_path, range="HEAD~1..HEAD")
     assert (_status(doc, "secrets"), doc["status"]) == ("FAIL", "FAIL")
@@ -358,13 +369,13 @@ def test_the_gate_outside_git_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_the_cli_exits_1_on_fail_and_prints_each_check(
-    repo: Callable[..., Path],
+    staged_repo: Callable[..., Path],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("EXCERPT_CACHE_DIR", str(tmp_path / "cache"))
-    root = repo({".env": "A=1\n"})
+    root = staged_repo({".env": "A=1\n"})
     before = tree_snapshot(root)
     assert main(["gate", "--staged", "--repo", str(root)]) == 1
     out = capsys.readouterr().out
@@ -385,9 +396,9 @@ def test_the_cli_exits_1_on_fail_and_prints_each_check(
 
 
 def test_the_cli_explains_the_policy_and_where_it_came_from(
-    repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+    staged_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = repo({}, extra={"excerpt.toml": '[gate]\nvalidation = ["make test"]\n'})
+    root = staged_repo({}, extra={"excerpt.toml": '[gate]\nvalidation = ["make test"]\n'})
     assert main(["gate", "--explain", "--repo", str(root), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["validation"] == ["make test"]
@@ -416,13 +427,13 @@ def test_bad_gate_arguments_are_usage_errors(
 
 @pytest.mark.reliability("B2.21")
 def test_a_control_character_in_a_path_is_escaped_on_the_terminal(
-    repo: Callable[..., Path],
+    staged_repo: Callable[..., Path],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("EXCERPT_CACHE_DIR", str(tmp_path / "cache"))
-    root = repo({"notes\x1b]0;pwned\x07/.env": "A=1\n"})
+    root = staged_repo({"notes\x1b]0;pwned\x07/.env": "A=1\n"})
     assert main(["gate", "--repo", str(root)]) == 1
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\\u001b]0;pwned\\u0007/.env" in out
@@ -430,7 +441,7 @@ def test_a_control_character_in_a_path_is_escaped_on_the_terminal(
 
 @pytest.mark.reliability("B6.44")
 def test_as_a_pre_commit_hook_it_checks_what_git_commit_a_commits(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     """``git commit -a`` stages into a temporary index it names in ``GIT_INDEX_FILE``: the
     hook's gate reads that one, so a secret that was never ``git add``-ed is still caught."""
@@ -440,7 +451,7 @@ def test_as_a_pre_commit_hook_it_checks_what_git_commit_a_commits(
 
     from conftest import GIT_ENV
 
-    root = repo({}, extra={"app/settings.py": "KEY = None\n"})
+    root = staged_repo({}, extra={"app/settings.py": "KEY = None\n"})
     hook = root / ".git" / "hooks" / "pre-commit"
     hook.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m excerpt gate --staged\n')
     hook.chmod(0o755)
@@ -456,23 +467,23 @@ def test_as_a_pre_commit_hook_it_checks_what_git_commit_a_commits(
 
 
 def test_package_markers_and_test_fixtures_under_migrations_need_no_rollback(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     change = {
         "shop/migrations/__init__.py": "",
         "tests/migrations/test_migrations_noop/0001_initial.py": "operations = []\n",
     }
-    assert _status(_gate(repo(change), tmp_path), "schema") == "PASS"
+    assert _status(_gate(staged_repo(change), tmp_path), "schema") == "PASS"
 
 
 def test_vendored_and_generated_code_is_not_counted_for_convergence(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     change = {
         "static/vendor/select2/i18n/he.js": "x = 1;\n",
         "api/gen/users_pb2.py": "X = 1\n",
     }
-    doc = _gate(repo(change), tmp_path)
+    doc = _gate(staged_repo(change), tmp_path)
     assert doc["convergence"]["summary"] == "no source files changed"  # type: ignore[index]
 
 
@@ -496,7 +507,7 @@ def test_a_gate_without_a_policy_loads_no_schema_library(tmp_path: Path) -> None
 
 
 def test_the_mcp_tool_gives_the_model_the_verdict_as_text_and_programs_the_report(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     import anyio
     from mcp import Client
@@ -504,7 +515,7 @@ def test_the_mcp_tool_gives_the_model_the_verdict_as_text_and_programs_the_repor
     from excerpt.mcp.server import build_server
 
     key = _aws_key()
-    root = repo({"app/keys.py": f'K = "{key}"\n'})
+    root = staged_repo({"app/keys.py": f'K = "{key}"\n'})
 
     async def calls() -> list[object]:
         async with Client(build_server(root, tmp_path / "cache", tools="all")) as client:
@@ -524,13 +535,13 @@ def test_the_mcp_tool_gives_the_model_the_verdict_as_text_and_programs_the_repor
 
 
 def test_a_test_s_helpers_are_not_product_code_for_convergence(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     change = {
         "tests/helpers/__init__.py": "",
         "tests/helpers/factories.py": "def make():\n    pass\n",
     }
-    doc = _gate(repo(change), tmp_path)
+    doc = _gate(staged_repo(change), tmp_path)
     assert doc["convergence"]["summary"] == "no source files changed"  # type: ignore[index]
 
 
@@ -544,30 +555,30 @@ def test_a_test_s_helpers_are_not_product_code_for_convergence(
     ],
 )
 def test_a_key_in_a_test_fixture_warns_and_in_code_fails(
-    repo: Callable[..., Path], tmp_path: Path, path: str, status: str
+    staged_repo: Callable[..., Path], tmp_path: Path, path: str, status: str
 ) -> None:
-    doc = _gate(repo({path: f'KEY = "{_aws_key()}"\n'}), tmp_path)
+    doc = _gate(staged_repo({path: f'KEY = "{_aws_key()}"\n'}), tmp_path)
     assert _status(doc, "secrets") == status
     if status == "WARN":
         assert doc["secrets"]["details"][0]["reason"] == "a test fixture"  # type: ignore[index]
 
 
 def test_a_deny_listed_path_the_base_policy_allows_warns(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     policy = '[gate.secrets]\nallow_paths = ["deploy/examples/**"]\n'
-    root = repo({"deploy/examples/.env": "A=1\n"}, extra={"excerpt.toml": policy})
+    root = staged_repo({"deploy/examples/.env": "A=1\n"}, extra={"excerpt.toml": policy})
     assert _status(_gate(root, tmp_path), "secrets") == "WARN"
 
 
 @pytest.mark.reliability("B6.46")
 def test_a_renamed_env_file_keeps_its_content_scanned_under_the_new_name(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     """``.env`` renamed ``config.txt``: the new path is no deny-listed name, but its whole
     content counts as added (no rename detection), so the key in it fails."""
     key = _aws_key()
-    root = repo(
+    root = staged_repo(
         {".env": None, "config.txt": f"AWS_KEY={key}\n"}, extra={".env": f"AWS_KEY={key}\n"}
     )
     doc = _gate(root, tmp_path)
@@ -577,9 +588,9 @@ def test_a_renamed_env_file_keeps_its_content_scanned_under_the_new_name(
 
 @pytest.mark.reliability("B6.46")
 def test_a_submodule_bump_is_neither_read_nor_a_failure(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
-    root = repo({}, stage=False)
+    root = staged_repo({}, stage=False)
     commit = "0123456789abcdef0123456789abcdef01234567"
     git(root, "update-index", "--add", "--cacheinfo", f"160000,{commit},vendor/lib")
     doc = _gate(root, tmp_path)
@@ -589,11 +600,11 @@ def test_a_submodule_bump_is_neither_read_nor_a_failure(
 
 @pytest.mark.reliability("B6.46")
 def test_a_3_mb_one_line_file_is_scanned_whole_in_bounded_time(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     key = _aws_key()
     line = "var a=1;" * 400_000 + f'var k="{key}";' + "var b=2;" * 10_000 + "\n"
-    root = repo({"dist/app.min.js": line})
+    root = staged_repo({"dist/app.min.js": line})
     doc = _gate(root, tmp_path)
     assert _status(doc, "secrets") in ("FAIL", "WARN")  # found, or said not scanned
     assert key not in json.dumps(doc)
@@ -601,10 +612,10 @@ def test_a_3_mb_one_line_file_is_scanned_whole_in_bounded_time(
 
 @pytest.mark.reliability("B6.46")
 def test_a_file_name_with_a_newline_is_reported_on_one_line(
-    repo: Callable[..., Path], tmp_path: Path
+    staged_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     key = _aws_key()
-    root = repo({"notes\nFAKE: all checks PASS.py": f'AWS_KEY = "{key}"\n'})
+    root = staged_repo({"notes\nFAKE: all checks PASS.py": f'AWS_KEY = "{key}"\n'})
     report = run_gate(GateRequest(repo=root, cache_dir=tmp_path / "cache"))
     assert report.to_dict()["status"] == "FAIL"
     text = render_text(report)

@@ -19,7 +19,6 @@ import logging
 import os
 import random
 import re
-import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -33,12 +32,13 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
-from conftest import GIT_ENV, git, git_commit_all, write_tree
+from conftest import GIT_ENV, full_snapshot, git, git_commit_all, write_tree
 from excerpt.cli import main
+from excerpt.core.settings import INDEX_DB
 from excerpt.evals.gate_suite import CANARY_KINDS, canary
 from excerpt.index.tokens import terms
 from excerpt.mcp import build_server
-from test_repo_is_never_written import CONFIG_SCRIPTS, HOOKS, full_snapshot
+from hostile_git import arm
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -52,11 +52,6 @@ BASE = {
     "README.md": "# app\n",
     ".gitattributes": "* diff=x filter=x\n",
 }
-
-
-def _script(path: Path, marker: Path, tail: str) -> None:
-    path.write_text(f"#!/bin/sh\ntouch {shlex.quote(str(marker))}\n{tail}\n", encoding="utf-8")
-    path.chmod(0o755)
 
 
 def _base_repo(root: Path) -> Path:
@@ -84,29 +79,10 @@ def _base_repo(root: Path) -> Path:
     return repo
 
 
-def _arm(repo: Path, tmp: Path, hooks_path: bool) -> Path:
-    """Point the repository's config, attributes and hooks at scripts that touch markers.
-    Done after every fixture git call, so that setting up runs none of them."""
-    markers, scripts = tmp / "markers", tmp / "scripts"
-    markers.mkdir()
-    scripts.mkdir()
-    for key, tail in CONFIG_SCRIPTS.items():
-        _script(scripts / key, markers / key, tail)
-        git(repo, "config", key, str(scripts / key))
-    hooks = tmp / "hooks" if hooks_path else repo / ".git/hooks"
-    hooks.mkdir(exist_ok=True)
-    for hook in HOOKS:
-        _script(hooks / hook, markers / f"hook.{hook}", "exit 0")
-    if hooks_path:
-        git(repo, "config", "core.hooksPath", str(hooks))
-    assert not any(markers.iterdir())
-    return markers
-
-
 @pytest.fixture(params=["git-dir-hooks", "core-hooksPath"])
 def hostile(request: pytest.FixtureRequest, tmp_path: Path, cache_dir: Path) -> tuple[Path, Path]:
     repo = _base_repo(tmp_path / "repo")
-    return repo, _arm(repo, tmp_path, hooks_path=request.param == "core-hooksPath")
+    return repo, arm(repo, tmp_path, hooks_path=request.param == "core-hooksPath")
 
 
 def mcp_call(repo: Path, cache: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
@@ -378,7 +354,7 @@ def test_the_leak_checks_find_a_canary_where_there_is_one(tmp_path: Path) -> Non
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "gate-salt").write_bytes(os.urandom(32))
-    with sqlite3.connect(cache / "index.sqlite3") as db:
+    with sqlite3.connect(cache / INDEX_DB) as db:
         db.execute("CREATE TABLE t(b BLOB)")
         db.execute("INSERT INTO t VALUES (?)", (zlib.compress(values["npm-token"].encode()),))
         db.execute("CREATE VIRTUAL TABLE lexicon USING fts5(body, content='', tokenize='ascii')")

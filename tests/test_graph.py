@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
+from excerpt.core.settings import INDEX_DB
 from excerpt.index.build import index_repository
-from excerpt.index.db import DB_NAME
-from excerpt.index.extract import Import
-from excerpt.index.resolve import FileFacts, is_test_path, resolve_graph, resolve_imports
+from excerpt.index.lang import is_test_path
+from excerpt.index.lang.base import FileFacts, Import
+from excerpt.index.resolve import resolve_graph, resolve_imports
 from excerpt.index.store import IndexStore
 
 MakeRepo = Callable[..., Path]
@@ -656,7 +657,7 @@ def test_an_index_built_under_the_narrower_test_rules_is_migrated_and_its_graph_
     report = index_repository(repo, cache_dir=cache_dir)
     assert report.cache_dir is not None
     # the cache as the previous schema left it: flags from the old rule, no graph to rebuild
-    conn = sqlite3.connect(report.cache_dir / DB_NAME)
+    conn = sqlite3.connect(report.cache_dir / INDEX_DB)
     conn.execute("UPDATE files SET is_test = 0")
     conn.execute("DELETE FROM edges")
     conn.execute("UPDATE meta SET value = '0' WHERE key = 'graph_dirty'")

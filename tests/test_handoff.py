@@ -9,10 +9,13 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from conftest import git, git_commit_all, tree_snapshot
+from conftest import HANDOFF_CLOCK, git, git_commit_all, tree_snapshot
 from excerpt.cli import main
 from excerpt.core.hashing import sha256_hex
 from excerpt.handoff import CLOCK_ENV, check_document, create_handoff, render_handoff
+
+# every test: handoffs stamped at one time, an isolated cache (``repo`` is conftest's: FILES)
+pytestmark = pytest.mark.usefixtures("handoff_clock", "cache_dir")
 
 SCHEMA = json.loads(
     (Path(__file__).parents[1] / "src/excerpt/handoff/schema/handoff.v1.json").read_text(
@@ -25,19 +28,11 @@ FILES = {
     "CLAUDE.md": "# Notes for Claude\n",
     "AGENTS.md": "# Notes for agents\n",
 }
-WHEN = "2026-01-02T03:04:05Z"
 
 
 def handle(root: Path, path: str, start: int, end: int) -> str:
     digest = sha256_hex((root / path).read_bytes())[:16]
     return f"{path}#L{start}-L{end}@{digest}"
-
-
-@pytest.fixture
-def repo(make_repo: Any, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(CLOCK_ENV, WHEN)
-    root: Path = make_repo(FILES)
-    return root
 
 
 def content(root: Path) -> dict[str, Any]:
@@ -94,7 +89,8 @@ def test_create_show_and_validate_leave_the_repository_byte_identical_and_fresh(
     written = json.loads(doc.read_text(encoding="utf-8"))
     Draft202012Validator(SCHEMA).validate(written)
     assert written["schema"] == "excerpt.handoff/v1"
-    assert (written["from"], written["to"], written["created_at"]) == ("claude", "codex", WHEN)
+    stamped = (written["from"], written["to"], written["created_at"])
+    assert stamped == ("claude", "codex", HANDOFF_CLOCK)
     assert written["dirty_files"] == [] and written["head"] is not None
 
 

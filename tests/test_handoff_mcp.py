@@ -14,9 +14,14 @@ from mcp.types import CallToolResult
 
 from conftest import tree_snapshot
 from excerpt.core.hashing import sha256_hex
-from excerpt.handoff import CLOCK_ENV, render_handoff, render_report, validate_handoff
+from excerpt.handoff import render_handoff, render_report, validate_handoff
 from excerpt.mcp import build_server
 from excerpt.mcp.tools_handoff import DOCUMENT_HEADING
+
+# every test: handoffs stamped at one time (``repo`` is conftest's: these files, committed)
+pytestmark = pytest.mark.usefixtures("handoff_clock")
+
+FILES = {"app/refunds.py": "def refund():\n    return 1\n", "AGENTS.md": "x\n"}
 
 
 def calls(repo: Path, cache: Path, *steps: tuple[str, Any]) -> list[CallToolResult]:
@@ -46,13 +51,6 @@ def document(result: CallToolResult) -> dict[str, Any]:
     body = after[fence.end() :].rsplit("\n" + fence.group(1), 1)[0]
     doc: dict[str, Any] = json.loads(body)
     return doc
-
-
-@pytest.fixture
-def repo(make_repo: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(CLOCK_ENV, "2026-01-02T03:04:05Z")
-    root: Path = make_repo({"app/refunds.py": "def refund():\n    return 1\n", "AGENTS.md": "x\n"})
-    return root
 
 
 def args_for(repo: Path) -> dict[str, Any]:

@@ -5,7 +5,6 @@ again (SPEC §3)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -38,11 +37,6 @@ FILES = {
     "billing/refunds.py": _functions("refund_payment_invoice", 30),
     "billing/ledger.py": _functions("ledger_invoice_balance", 30),
 }
-
-
-@pytest.fixture
-def repo(make_repo: Callable[..., Path]) -> Path:
-    return make_repo(FILES, name="billing")
 
 
 def _pack(repo: Path, cache: Path, budget: int = 3000, **kw: object) -> deliver.Delivered:

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import git, write_tree
 from excerpt.cli import main
-from excerpt.core.settings import repo_cache_dir
+from excerpt.core.settings import INDEX_DB, repo_cache_dir
 from excerpt.evals.gate_suite import canary
 from excerpt.index.build import index_repository
 from excerpt.index.history import HistorySource, history_disabled, plan_history
@@ -248,7 +248,7 @@ def test_a_secret_in_a_commit_message_never_reaches_the_index(
     value = canary("github-token", random.Random(7))
     _commit(repo, {"deploy.py": "TOKEN = None\n"}, f"Rotate the deploy token\n\nold {value}\n")
     index_repository(repo, cache_dir=cache_dir)
-    db = repo_cache_dir(repo, cache_dir) / "index.sqlite3"
+    db = repo_cache_dir(repo, cache_dir) / INDEX_DB
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, history_text, row)")
         vocabulary = {str(r[0]) for r in conn.execute("SELECT term FROM temp.v")}

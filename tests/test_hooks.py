@@ -5,7 +5,6 @@ process with the client's JSON on stdin."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -18,43 +17,7 @@ import pytest
 from conftest import tree_snapshot
 from excerpt.core.tokens import o200k_count
 from excerpt.hooks.prompt import classify_prompt, same_task
-
-REFUNDS = (
-    "class RefundWebhook:\n"
-    '    """Deliver refund events to the merchant\'s webhook."""\n'
-    "\n"
-    "    def retry_delivery(self, event, attempts):\n"
-    "        for attempt in range(attempts):\n"
-    "            if self.send(event):\n"
-    "                return attempt\n"
-    "        raise WebhookGaveUp(event)\n"
-    "\n"
-    "    def send(self, event):\n"
-    "        return self.transport.post(event.url, event.body)\n"
-)
-FILES = {
-    "shop/refunds.py": REFUNDS,
-    "shop/orders.py": "def order_total(order):\n    return sum(i.price for i in order.items)\n",
-    "shop/invoices.py": "def render_invoice(order):\n    return f'invoice {order.id}'\n",
-    "tests/test_refunds.py": "from shop.refunds import RefundWebhook\n\n"
-    "def test_retry_delivery():\n    assert RefundWebhook\n",
-    "README.md": "# Shop\n\nRefunds, orders and invoices.\n",
-}
-TASK = "RefundWebhook.retry_delivery gives up after the first failed webhook delivery"
-
-
-def hook(
-    event: str,
-    payload: dict[str, Any] | bytes,
-    *args: str,
-    env: dict[str, str] | None = None,
-) -> subprocess.CompletedProcess[bytes]:
-    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return subprocess.run(
-        [sys.executable, "-m", "excerpt", "hook", event, *args],
-        input=data, capture_output=True, timeout=120, check=False,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
+from hook_runs import FILES, REFUNDS, TASK, context_of, hook, prompt
 
 
 def seeded_eventually(repo: Path, session: str) -> str:
@@ -73,26 +36,12 @@ def handles_in(text: str) -> set[str]:
     return {w.strip("`") for w in text.split() if "#L" in w and "@" in w}
 
 
-def context_of(proc: subprocess.CompletedProcess[bytes], event: str) -> str:
-    assert proc.returncode == 0, proc.stderr
-    if not proc.stdout:
-        return ""
-    doc = json.loads(proc.stdout)
-    assert doc["hookSpecificOutput"]["hookEventName"] == event
-    return str(doc["hookSpecificOutput"]["additionalContext"])
-
-
 @pytest.fixture
 def shop(make_repo: Callable[..., Path], cache_dir: Path) -> Path:
     repo = make_repo(FILES)
     subprocess.run([sys.executable, "-m", "excerpt", "index", "--repo", str(repo)], check=True,
                    capture_output=True)  # fmt: skip
     return repo
-
-
-def prompt(repo: Path, text: str, session: str = "s1") -> dict[str, Any]:
-    return {"session_id": session, "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
-            "prompt": text}  # fmt: skip
 
 
 # -- what reads as a task -------------------------------------------------------------------

@@ -18,7 +18,7 @@ import pytest
 
 from excerpt.hooks.seed import SeedAsk, build_seed
 from excerpt.hooks.warm import request_seed, socket_path
-from test_hooks import FILES, TASK, context_of, hook, prompt
+from hook_runs import FILES, TASK, context_of, hook, prompt
 
 ASK = SeedAsk()
 

@@ -71,25 +71,25 @@ REPO = {
 
 
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Indexed:
+def php_repo(tmp_path_factory: pytest.TempPathFactory) -> Indexed:
     return index_fixture(tmp_path_factory.mktemp("php"), REPO)
 
 
-def test_definitions_with_kinds_qualnames_and_spans(repo: Indexed) -> None:
+def test_definitions_with_kinds_qualnames_and_spans(php_repo: Indexed) -> None:
     invoice = "src/Billing/Invoice.php"
-    assert repo.symbols_of(invoice) == {
+    assert php_repo.symbols_of(invoice) == {
         (invoice, "module", "Acme\\Billing", 3, 3),
         (invoice, "class", "Invoice", 5, 13),
         (invoice, "field", "Invoice.total", 7, 7),
         (invoice, "method", "Invoice.applyDiscount", 9, 12),
     }
     money = "src/Support/Money.php"
-    assert (money, "class", "Currency", 5, 5) in repo.symbols  # an enum
-    assert ("src/helpers.php", "function", "format_money", 3, 6) in repo.symbols
+    assert (money, "class", "Currency", 5, 5) in php_repo.symbols  # an enum
+    assert ("src/helpers.php", "function", "format_money", 3, 6) in php_repo.symbols
 
 
-def test_uses_resolve_by_psr4_and_requires_by_path(repo: Indexed) -> None:
-    assert repo.edges_of("imports") == {
+def test_uses_resolve_by_psr4_and_requires_by_path(php_repo: Indexed) -> None:
+    assert php_repo.edges_of("imports") == {
         imp("src/Billing/Charger.php", "src/Support/Money.php"),  # grouped use
         imp("src/Billing/Charger.php", "src/helpers.php"),  # __DIR__ . '/../helpers.php'
         imp("tests/Billing/ChargerTest.php", "src/Billing/Charger.php"),
@@ -104,13 +104,13 @@ def test_a_composer_manifest_gives_its_psr4_prefixes() -> None:
     assert manifest_of("composer.json", b'{"name": "a/b"}') is None
 
 
-def test_tests_by_layout_and_name(repo: Indexed) -> None:
-    assert repo.tests == {"tests/Billing/ChargerTest.php"}
-    tests = repo.edges_of("tests")
+def test_tests_by_layout_and_name(php_repo: Indexed) -> None:
+    assert php_repo.tests == {"tests/Billing/ChargerTest.php"}
+    tests = php_repo.edges_of("tests")
     assert covers("tests/Billing/ChargerTest.php", "src/Billing/Charger.php", "name") in tests
     assert is_test_path("src/Billing/ChargerTest.php")
     assert not is_test_path("src/Latest.php")
 
 
-def test_a_task_naming_a_method_ranks_its_file_first(repo: Indexed) -> None:
-    assert repo.ranked("applyDiscount ignores the rate")[0] == "src/Billing/Invoice.php"
+def test_a_task_naming_a_method_ranks_its_file_first(php_repo: Indexed) -> None:
+    assert php_repo.ranked("applyDiscount ignores the rate")[0] == "src/Billing/Invoice.php"

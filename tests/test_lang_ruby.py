@@ -48,26 +48,26 @@ REPO = {
 
 
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Indexed:
+def ruby_repo(tmp_path_factory: pytest.TempPathFactory) -> Indexed:
     return index_fixture(tmp_path_factory.mktemp("ruby"), REPO)
 
 
-def test_definitions_with_kinds_qualnames_and_spans(repo: Indexed) -> None:
-    assert repo.symbols_of("lib/shop/cart.rb") == {
+def test_definitions_with_kinds_qualnames_and_spans(ruby_repo: Indexed) -> None:
+    assert ruby_repo.symbols_of("lib/shop/cart.rb") == {
         ("lib/shop/cart.rb", "module", "Shop", 3, 13),
         ("lib/shop/cart.rb", "class", "Shop.Cart", 4, 12),
         ("lib/shop/cart.rb", "method", "Shop.Cart.initialize", 5, 7),
         ("lib/shop/cart.rb", "method", "Shop.Cart.total", 9, 11),
     }
-    assert repo.symbols_of("lib/shop/pricing.rb") == {
+    assert ruby_repo.symbols_of("lib/shop/pricing.rb") == {
         ("lib/shop/pricing.rb", "module", "Shop", 1, 7),
         ("lib/shop/pricing.rb", "module", "Shop.Pricing", 2, 6),
         ("lib/shop/pricing.rb", "method", "Shop.Pricing.sum", 3, 5),
     }
 
 
-def test_requires_resolve_relative_to_the_file_and_through_lib(repo: Indexed) -> None:
-    assert repo.edges_of("imports") == {
+def test_requires_resolve_relative_to_the_file_and_through_lib(ruby_repo: Indexed) -> None:
+    assert ruby_repo.edges_of("imports") == {
         imp("lib/shop.rb", "lib/shop/cart.rb"),
         imp("lib/shop/cart.rb", "lib/shop/pricing.rb"),
         imp("spec/spec_helper.rb", "lib/shop.rb"),
@@ -76,9 +76,9 @@ def test_requires_resolve_relative_to_the_file_and_through_lib(repo: Indexed) ->
     }  # json is a gem
 
 
-def test_specs_are_tests_of_what_they_name_and_require(repo: Indexed) -> None:
-    assert repo.tests == {"spec/spec_helper.rb", "spec/shop/cart_spec.rb"}
-    tests = repo.edges_of("tests")
+def test_specs_are_tests_of_what_they_name_and_require(ruby_repo: Indexed) -> None:
+    assert ruby_repo.tests == {"spec/spec_helper.rb", "spec/shop/cart_spec.rb"}
+    tests = ruby_repo.edges_of("tests")
     assert covers("spec/shop/cart_spec.rb", "lib/shop/cart.rb", "name") in tests
     assert covers("spec/shop/cart_spec.rb", "lib/shop/cart.rb", "import") in tests
     for path in ("test/shop/cart_test.rb", "test/test_cart.rb", "test/spec_cart.rb"):
@@ -87,5 +87,5 @@ def test_specs_are_tests_of_what_they_name_and_require(repo: Indexed) -> None:
     assert language_of("Rakefile") == language_of("tasks/a.rake") == "ruby"
 
 
-def test_a_task_naming_a_method_ranks_its_file_first(repo: Indexed) -> None:
-    assert repo.ranked("Pricing.sum ignores quantities")[0] == "lib/shop/pricing.rb"
+def test_a_task_naming_a_method_ranks_its_file_first(ruby_repo: Indexed) -> None:
+    assert ruby_repo.ranked("Pricing.sum ignores quantities")[0] == "lib/shop/pricing.rb"

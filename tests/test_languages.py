@@ -111,7 +111,7 @@ def test_parsed_languages_are_the_registry_in_order() -> None:
 def test_importing_the_index_loads_no_grammar() -> None:
     probe = (
         "import sys, json; import excerpt.index.extract, excerpt.index.resolve, "
-        "excerpt.index.languages; print(json.dumps(sorted(sys.modules)))"
+        "excerpt.index.lang; print(json.dumps(sorted(sys.modules)))"
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True)
     loaded = json.loads(proc.stdout)
@@ -231,7 +231,7 @@ def test_a_test_s_name_says_what_it_tests(path: str, bare: bool, subject: str | 
 
 
 def test_every_parsed_language_has_a_fence_info_string() -> None:
-    from excerpt.index.languages import PARSED_LANGUAGES
+    from excerpt.index.lang import PARSED_LANGUAGES
     from excerpt.render.packs import _FENCE_LANG
 
     assert set(PARSED_LANGUAGES) <= set(_FENCE_LANG)

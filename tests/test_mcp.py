@@ -43,11 +43,12 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import LATEST_PROTOCOL_VERSION, CallToolResult, ListRootsResult, Root, TextContent
 from pydantic import FileUrl
 
-from conftest import git_commit_all, tree_snapshot, write_tree
+from conftest import tree_snapshot
 from excerpt.cli import main
 from excerpt.deliver import MIN_BUDGET, PLAN_SHARE
 from excerpt.mcp import CORE_TOOLS, build_server
 from excerpt.pack import pack_schema
+from trees import EXPECTED_FILE, SHOP, TASK
 
 T = TypeVar("T")
 
@@ -118,37 +119,6 @@ INDEX_KEYS = {
 }
 FIRST_NOTE = "Indexed this repository for the first time.\n\n"
 MODES = [pytest.param("auto", id="mode-auto"), pytest.param("legacy", id="mode-legacy")]
-
-TASK = "RefundService.refund returns the wrong amount for partial refunds"
-EXPECTED_FILE = "app/refunds.py"
-SHOP = {
-    "app/__init__.py": "",
-    "app/orders.py": (
-        "class Order:\n    def __init__(self, total: int) -> None:\n        self.total = total\n"
-    ),
-    "app/refunds.py": (
-        '"""Refunds of orders."""\n'
-        "\n"
-        "from app.orders import Order\n"
-        "\n"
-        "\n"
-        "class RefundService:\n"
-        "    def refund(self, order: Order, amount: int) -> int:\n"
-        "        if amount > order.total:\n"
-        '            raise ValueError("refund larger than the order")\n'
-        "        return order.total - amount\n"
-    ),
-    "app/shipping.py": "def ship(order_id: str) -> str:\n    return f'shipped {order_id}'\n",
-    "tests/test_refunds.py": (
-        "from app.orders import Order\n"
-        "from app.refunds import RefundService\n"
-        "\n"
-        "\n"
-        "def test_partial_refund() -> None:\n"
-        "    assert RefundService().refund(Order(10), 3) == 7\n"
-    ),
-    "README.md": "# Shop\n\nRefunds live in app/refunds.py.\n",
-}
 
 # Repository text that must never reach a tool description, schema or the instructions.
 CANARY_TEXT = "zqcanarytext41"
@@ -372,19 +342,10 @@ def assert_only_json_rpc(stdout: bytes) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- fixtures
 
 
-@pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A committed fixture repository and its (separate) cache directory."""
-    base = tmp_path_factory.mktemp("mcp-shop")
-    repo = write_tree(base / "shop", SHOP)
-    git_commit_all(repo)
-    return repo, base / "cache"
-
-
 @pytest.fixture(scope="module", params=MODES)
-def live(request: pytest.FixtureRequest, shop: tuple[Path, Path]) -> Iterator[LiveServer]:
+def live(request: pytest.FixtureRequest, committed_shop: tuple[Path, Path]) -> Iterator[LiveServer]:
     """One in-process session per negotiation mode, shared by the tests of this module."""
-    repo, cache = shop
+    repo, cache = committed_shop
     with start_blocking_portal() as portal:
         client = Client(in_process(repo, cache), mode=request.param)
         with portal.wrap_async_context_manager(client) as connected:
@@ -393,11 +354,11 @@ def live(request: pytest.FixtureRequest, shop: tuple[Path, Path]) -> Iterator[Li
 
 @pytest.fixture(scope="module", params=MODES)
 def rooted(
-    request: pytest.FixtureRequest, shop: tuple[Path, Path]
+    request: pytest.FixtureRequest, committed_shop: tuple[Path, Path]
 ) -> Iterator[tuple[LiveServer, RootsHolder]]:
     """An in-process session per negotiation mode whose client declares roots the test sets
     per call."""
-    repo, cache = shop
+    repo, cache = committed_shop
     holder = RootsHolder()
     with start_blocking_portal() as portal:
         client = Client(in_process(repo, cache), mode=request.param, list_roots_callback=holder)
@@ -598,7 +559,8 @@ def test_index_status_reports_the_index_keys_of_the_cli(
     index = json.loads(out)
     stable = INDEX_KEYS - {"seconds"}
     assert {k: doc[k] for k in stable} == {k: index[k] for k in stable}
-    assert doc["languages"] == {"python": 5, "markdown": 1}
+    # SHOP: five Python modules, a README, a pyproject.toml and a CODEOWNERS file
+    assert doc["languages"] == {"python": 5, "markdown": 1, "toml": 1, "other": 1}
     assert doc["first_index"] is False
 
 
@@ -1156,7 +1118,7 @@ def test_a_session_calling_every_tool_leaves_the_repository_untouched(
         results = [
             await client.call_tool("index_status", {}),
             await client.call_tool(
-                "context_plan", {"task": TASK, "changed_paths": ["app/orders.py"]}
+                "context_plan", {"task": TASK, "changed_paths": ["app/shipping.py"]}
             ),
             await client.call_tool("context_pack", {"task": TASK, "format": "md"}),
             await client.call_tool("context_pack", {"task": TASK, "format": "json"}),
@@ -1339,14 +1301,12 @@ def test_an_edit_between_two_calls_of_one_server_is_in_the_second_answer(
         first = json.loads(call(server, 2, "context_pack", {"task": TASK, "format": "json"}))
         held = [e for e in first["items"] if e["path"] == EXPECTED_FILE]
         assert held and "refund_with_fee" not in json.dumps(first)
+        source = (repo / EXPECTED_FILE).read_text(encoding="utf-8")
+        imported = "from app.ledger import post\n"
+        assert imported in source
         (repo / EXPECTED_FILE).write_text(
-            (repo / EXPECTED_FILE)
-            .read_text(encoding="utf-8")
-            .replace(
-                "from app.orders import Order\n",
-                "from app.orders import Order\nfrom app.shipping import ship\n",
-            )
-            + "\n\ndef refund_with_fee(order: Order, fee: int) -> int:\n"
+            source.replace(imported, imported + "from app.shipping import ship\n")
+            + "\n\ndef refund_with_fee(order, fee):\n"
             "    return RefundService().refund(order, fee) - 1\n",
             encoding="utf-8",
         )

@@ -46,10 +46,11 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
 import excerpt.mcp.session as session_module
-from conftest import git_commit_all, write_tree
+from conftest import write_tree
 from excerpt.mcp import build_server
 from excerpt.mcp.calls import DEADLINE_ENV, MAX_ABANDONED, deadline
 from excerpt.mcp.wire import MAX_FRAME, serve_pipes
+from trees import SHOP, TASK
 
 PING_BOUND = 1.0  # seconds: the bound for a ping while the server works
 HANG_GUARD = 60  # seconds: a hang guard, never a performance assertion
@@ -72,22 +73,6 @@ TOOLS = (
 # git, where a call starts no git process (three per index refresh otherwise).
 IN_GIT = {"gate_check"}
 CHEAP = ("risk_classify", {"query": "refund the payment"})
-TASK = "RefundService.refund returns the wrong amount for partial refunds"
-SHOP = {
-    "app/__init__.py": "",
-    "app/refunds.py": (
-        "class RefundService:\n"
-        "    def refund(self, total: int, amount: int) -> int:\n"
-        "        return total - amount\n"
-    ),
-    "tests/test_refunds.py": (
-        "from app.refunds import RefundService\n\n\n"
-        "def test_partial_refund() -> None:\n"
-        "    assert RefundService().refund(10, 3) == 7\n"
-    ),
-    "README.md": "# Shop\n\nRefunds live in app/refunds.py.\n",
-    ".github/CODEOWNERS": "* @shop/maintainers\napp/ @shop/payments\n",
-}
 JSON_RPC_CODES = {-32700, -32600, -32601, -32602, -32603}
 INITIALIZE = {
     "protocolVersion": "2025-06-18",
@@ -97,14 +82,6 @@ INITIALIZE = {
 
 
 # --------------------------------------------------------------------------- fixtures
-
-
-@pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("mcp-hostile")
-    repo = write_tree(base / "shop", SHOP)
-    git_commit_all(repo)
-    return repo, base / "cache"
 
 
 @dataclass
@@ -158,8 +135,8 @@ class Live:
 
 
 @pytest.fixture(scope="module")
-def live(shop: tuple[Path, Path]) -> Iterator[Live]:
-    repo, cache = shop
+def live(committed_shop: tuple[Path, Path]) -> Iterator[Live]:
+    repo, cache = committed_shop
     plain = write_tree(repo.parent / "shop-outside-git", SHOP)
     with start_blocking_portal() as portal, contextlib.ExitStack() as stack:
         clients = {
@@ -282,8 +259,8 @@ def _key(rid: Any) -> Any:
 
 
 @pytest.fixture(scope="module")
-def wire(shop: tuple[Path, Path]) -> Iterator[Wire]:
-    with Wire(*shop) as server:
+def wire(committed_shop: tuple[Path, Path]) -> Iterator[Wire]:
+    with Wire(*committed_shop) as server:
         server.handshake()
         yield server
 
@@ -741,9 +718,9 @@ def test_a_call_past_its_deadline_is_an_error_while_pings_keep_answering(
 
 @pytest.mark.reliability("T1", cases=1)
 def test_cancelled_calls_are_abandoned_and_too_many_of_them_refuse_new_calls(
-    shop: tuple[Path, Path], blocked: Gate
+    committed_shop: tuple[Path, Path], blocked: Gate
 ) -> None:
-    with Wire(*shop) as server:
+    with Wire(*committed_shop) as server:
         server.handshake()
         cancelled = []
         for _ in range(MAX_ABANDONED):
@@ -831,14 +808,14 @@ _HANGING = (
 
 
 @pytest.fixture
-def process(shop: tuple[Path, Path], tmp_path: Path) -> Iterator[Callable[..., Process]]:
+def process(committed_shop: tuple[Path, Path], tmp_path: Path) -> Iterator[Callable[..., Process]]:
     started: list[subprocess.Popen[bytes]] = []
     logs: list[Any] = []
 
     def start(
         *, hanging: bool = False, env: dict[str, str] | None = None, read: bool = True
     ) -> Process:
-        repo, cache = shop
+        repo, cache = committed_shop
         argv = ["-c", _HANGING] if hanging else ["-m", "excerpt"]
         logs.append((tmp_path / f"stderr-{len(started)}.txt").open("wb"))
         proc = subprocess.Popen(

@@ -15,8 +15,10 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from mcp.types import CallToolResult
 
-from excerpt.core.settings import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from excerpt.core.limits import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from excerpt.core.memo import memo_stats
 from excerpt.mcp import CORE_TOOLS, build_server, listed_definitions
 from excerpt.mcp.clients import profile_for
 from excerpt.pack.prepare import MAX_BUDGET as PACK_MAX_BUDGET
@@ -115,3 +117,34 @@ def test_risk_classify_without_exactly_one_input_names_the_tool_s_own_fields(
 
     is_error, text = anyio.run(go)
     assert is_error and "`paths` or `query`" in text and "--query" not in text
+
+
+def test_index_status_reports_the_figures_of_every_process_cache(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("def refund(order):\n    return order\n", encoding="utf-8")
+    pack = {"task": "refund the order", "budget": 2000}
+
+    async def go() -> tuple[CallToolResult, CallToolResult]:
+        async with Client(build_server(repo, tmp_path / "cache", tools="all")) as client:
+            await client.call_tool("context_pack", pack)
+            before = await client.call_tool("index_status", {})
+            await client.call_tool("context_pack", pack)
+            return before, await client.call_tool("index_status", {})
+
+    before, after = anyio.run(go)
+    assert before.structured_content is not None and after.structured_content is not None
+    first, then = before.structured_content["caches"], after.structured_content["caches"]
+    assert list(then) == [s.name for s in memo_stats()]
+    assert set(then) >= {
+        "compact_store_sizes", "file_tables", "indexed_files", "secret_lines", "token_counts"
+    }  # fmt: skip
+    for figures in then.values():
+        assert figures.keys() == {"entries", "max_entries", "hits", "misses", "evictions"}
+        assert 0 <= figures["entries"] <= figures["max_entries"]
+    # the second pack read the index's file table and its indexed files from memory
+    for name in ("file_tables", "indexed_files"):
+        assert then[name]["hits"] > first[name]["hits"], name
+    text = "".join(getattr(c, "text", "") for c in after.content)
+    line = next(line for line in text.splitlines() if line.startswith("- caches: "))
+    assert all(f"{name} {then[name]['entries']} of " in line for name in then)

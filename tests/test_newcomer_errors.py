@@ -37,11 +37,11 @@ from conftest import git_commit_all, write_tree
 from excerpt.cli import main
 from excerpt.cli.errors_out import wants_json
 from excerpt.core import git as gitmod
+from excerpt.core.settings import INDEX_DB
 from excerpt.discover.reader import failure_reason
 from excerpt.errors import GitFault, UsageError
 from excerpt.index import build
 from excerpt.index.build import index_repository
-from excerpt.index.db import DB_NAME
 from excerpt.index.graph import load_graph
 from excerpt_bench.bench import load_tasks
 
@@ -357,7 +357,7 @@ def test_a_cache_that_cannot_be_written_is_an_error_and_is_not_discarded(
 ) -> None:
     repo = _repo(perm_base, use_git=False)
     assert run_restricted("index", "--repo", str(repo)).code == 0
-    (db,) = (perm_base / "cache").glob(f"repos/*/{DB_NAME}")
+    (db,) = (perm_base / "cache").glob(f"repos/*/{INDEX_DB}")
     write_tree(repo, {"c.py": "C = 3\n"})  # there is something to write
     target = db if locked == "database" else db.parent
     target.chmod(0o444 if locked == "database" else 0o555)

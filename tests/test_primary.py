@@ -19,7 +19,8 @@ from excerpt.pack import PackRequest
 from excerpt.pack.model import pack_schema, plan_schema
 from excerpt.pack.related import regions_of_test, related_tests
 from excerpt.rank.confidence import FEATURES, confidences
-from excerpt.rank.score import Candidate, Reason
+from excerpt.rank.score import RankedFile
+from excerpt.rank.signals import Reason
 from excerpt.rank.weights import default_weights
 from excerpt_bench.fixes import FixCommits
 from excerpt_bench.primary import primary_summary
@@ -180,9 +181,9 @@ def test_the_test_of_a_primary_file_arrives_as_related_with_the_function_naming_
     assert {c["path"] for c in related} == {"tests/test_pricing.py"}
 
 
-def _cand(path: str, score: float, *signals: str, tier: int = 0) -> Candidate:
+def _cand(path: str, score: float, *signals: str, tier: int = 0) -> RankedFile:
     reasons = tuple(Reason(s, "x") for s in signals)  # type: ignore[arg-type]
-    return Candidate(path=path, score=score, tier=tier, reasons=reasons, anchors=())
+    return RankedFile(path=path, score=score, tier=tier, reasons=reasons, anchors=())
 
 
 def test_related_tests_take_the_test_named_after_the_file_first_and_respect_the_caps() -> None:

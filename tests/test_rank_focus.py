@@ -9,11 +9,12 @@ import pytest
 
 from conftest import write_tree
 from excerpt.deliver import build_pack, build_plan
-from excerpt.index.view import SymbolSpan
+from excerpt.index.view import MemoryView, SymbolSpan
 from excerpt.pack import PackRequest
 from excerpt.pack.regions import choose_regions
-from excerpt.rank.score import Anchor
+from excerpt.rank.signals import Anchor
 from excerpt.rank.task import analyze_task
+from memory_views import defining, memory_view, ranked, symbol
 
 ISSUE_WITH_CODE = """\
 {title}
@@ -83,18 +84,24 @@ def test_a_name_in_the_title_outranks_names_only_in_the_code_sample(
     assert about_prices.index("shop/prices.py") < about_prices.index("shop/notes.py")
 
 
-def test_the_reason_says_where_the_task_named_the_symbol(tmp_path: Path, cache_dir: Path) -> None:
-    root = write_tree(tmp_path / "repo", SOURCES)
-    plan = build_plan(
-        PackRequest(
-            repo=root,
-            task=ISSUE_WITH_CODE.format(title="NoteField drops text"),
-            cache_dir=cache_dir,
-        )
-    ).plan.to_dict()
+# SOURCES as the index answers ranking: its files and their definitions
+SOURCES_VIEW = memory_view(
+    SOURCES,
+    [
+        symbol("function", "list_items", "list_items", 1, 2, "shop/catalogue.py"),
+        symbol("function", "describe", "describe", 5, 6, "shop/catalogue.py"),
+        symbol("class", "NoteField", "NoteField", 1, 3, "shop/notes.py"),
+        symbol("method", "clean", "NoteField.clean", 2, 3, "shop/notes.py"),
+        symbol("class", "PriceField", "PriceField", 1, 3, "shop/prices.py"),
+        symbol("method", "clean", "PriceField.clean", 2, 3, "shop/prices.py"),
+    ],
+)
+
+
+def test_the_reason_says_where_the_task_named_the_symbol() -> None:
     details = {
-        c["path"]: [r["detail"] for r in c["reasons"] if r["signal"] == "defines"]
-        for c in plan["candidates"]
+        f.path: [r.detail for r in f.reasons if r.signal == "defines"]
+        for f in ranked(SOURCES_VIEW, ISSUE_WITH_CODE.format(title="NoteField drops text"))
     }
     assert "defines NoteField named in the task's first line" in details["shop/notes.py"]
     assert "defines PriceField named in the task's code or traceback" in details["shop/prices.py"]
@@ -217,19 +224,25 @@ PROJECT = {
 }
 
 
-def _defines(root: Path, task: str, cache_dir: Path) -> set[str]:
-    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).plan.to_dict()
-    return {
-        c["path"] for c in plan["candidates"] if any(r["signal"] == "defines" for r in c["reasons"])
-    }
+def _project_view(app_class: str, held_by: int) -> MemoryView:
+    """PROJECT, its walker/app.py defining ``app_class``, as the index answers ranking: each
+    of its four files holds the package's name ``walker`` (in its path, or an import), one
+    holds ``hidden``, and ``held_by`` hold the class's name."""
+    return memory_view(
+        PROJECT,
+        [
+            symbol("class", app_class, app_class, 1, 3, "walker/app.py"),
+            symbol("method", "run", f"{app_class}.run", 2, 3, "walker/app.py"),
+            symbol("function", "skip_hidden", "skip_hidden", 4, 5, "walker/hidden.py"),
+            symbol("function", "follow", "follow", 4, 5, "walker/links.py"),
+        ],
+        frequencies={"walker": 4, "hidden": 1, app_class.lower(): held_by},
+    )
 
 
-def test_a_capitalised_word_most_files_hold_is_not_a_pointer_to_its_definition(
-    tmp_path: Path, cache_dir: Path
-) -> None:
-    root = write_tree(tmp_path / "repo", PROJECT)
+def test_a_capitalised_word_most_files_hold_is_not_a_pointer_to_its_definition() -> None:
     task = "Hidden entries are listed\n\nWith Walker version 2.1 the entries are not skipped."
-    assert "walker/app.py" not in _defines(root, task, cache_dir)
+    assert "walker/app.py" not in defining(_project_view("Walker", held_by=4), task)
 
 
 @pytest.mark.parametrize(
@@ -239,20 +252,13 @@ def test_a_capitalised_word_most_files_hold_is_not_a_pointer_to_its_definition(
         pytest.param("Walker.run lists hidden entries", id="dotted"),
     ],
 )
-def test_the_same_word_written_as_code_still_finds_its_definition(
-    tmp_path: Path, cache_dir: Path, task: str
-) -> None:
-    root = write_tree(tmp_path / "repo", PROJECT)
-    assert "walker/app.py" in _defines(root, task, cache_dir)
+def test_the_same_word_written_as_code_still_finds_its_definition(task: str) -> None:
+    assert "walker/app.py" in defining(_project_view("Walker", held_by=4), task)
 
 
-def test_a_capitalised_name_few_files_hold_still_finds_its_definition(
-    tmp_path: Path, cache_dir: Path
-) -> None:
-    app = "class Pathfinder:\n    def run(self):\n        pass\n"
-    root = write_tree(tmp_path / "repo", {**PROJECT, "walker/app.py": app})
+def test_a_capitalised_name_few_files_hold_still_finds_its_definition() -> None:
     task = "Hidden entries are listed\n\nWith Pathfinder 2.1 the entries are not skipped."
-    assert "walker/app.py" in _defines(root, task, cache_dir)
+    assert "walker/app.py" in defining(_project_view("Pathfinder", held_by=1), task)
 
 
 HOSTILE_UNITS = ["a.", "_a", "A_", "aB", "/", "a/", "a-", "a.b:", "`a", "a(", "a::", "\\"]
@@ -398,11 +404,11 @@ def test_a_component_the_task_names_by_its_directory_ranks_first(
     assert any("names its component" in r["detail"] for r in first["reasons"])
 
 
-def test_a_layout_directory_or_a_word_nobody_wrote_names_no_component(
-    tmp_path: Path, cache_dir: Path
-) -> None:
-    root = write_tree(tmp_path / "repo", COMPONENTS)
+def test_a_layout_directory_or_a_word_nobody_wrote_names_no_component() -> None:
+    # components are read from paths alone: the files are the whole of what they need
+    view = memory_view(COMPONENTS)
     task = "internal error when the crates are built\n\nThe src tree fails."
-    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).plan.to_dict()
-    details = [r["detail"] for c in plan["candidates"] for r in c["reasons"]]
+    details = [r.detail for f in ranked(view, task) for r in f.reasons]
     assert not any("names its component" in d for d in details)
+    named = "derive panics on an enum variant\n\nThe variant is lost."  # the control
+    assert any("names its component" in r.detail for f in ranked(view, named) for r in f.reasons)

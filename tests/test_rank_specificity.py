@@ -5,31 +5,16 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from pathlib import Path
 
 import pytest
 
-from conftest import write_tree
-from excerpt.deliver import build_plan
-from excerpt.index.view import FileInfo, MemoryView, SymbolSpan
-from excerpt.pack import PackRequest
+from excerpt.index.view import MemoryView
 from excerpt.pack.regions import choose_regions
 from excerpt.rank import signals
-from excerpt.rank.score import Anchor
+from excerpt.rank.signals import Anchor
 from excerpt.rank.task import analyze_task
 from excerpt.rank.weights import default_weights
-
-
-def _ranked(root: Path, task: str, cache_dir: Path) -> list[str]:
-    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).plan.to_dict()
-    return list(dict.fromkeys(c["path"] for c in plan["candidates"]))
-
-
-def _defines(root: Path, task: str, cache_dir: Path) -> set[str]:
-    plan = build_plan(PackRequest(repo=root, task=task, cache_dir=cache_dir)).plan.to_dict()
-    return {
-        c["path"] for c in plan["candidates"] if any(r["signal"] == "defines" for r in c["reasons"])
-    }
+from memory_views import defining, file_info, memory_view, symbol
 
 
 @pytest.mark.parametrize(
@@ -61,24 +46,17 @@ def test_a_capital_that_only_opens_a_sentence_is_told_apart(
     assert not (not_opening & task.initial_only)
 
 
-def _info(path: str) -> FileInfo:
-    return FileInfo(
-        path=path, size=1, sha256="0" * 64, language="python", encoding="utf-8", lines=100,
-        status=None, is_test=False, git_blob=None,
-    )  # fmt: skip
-
-
 def test_a_name_defined_many_times_in_one_file_weighs_by_its_definitions() -> None:
     # ``Admin`` nested in eight tests of one file, and defined once elsewhere: nine
     # definitions, so each file's gain is a ninth of one definition's (the file repeating it
     # gains once, as the other), and the repeated stubs yield to that file's other lines
     nested = [
-        _symbol("class", "Admin", f"Test{n}.test_it.Admin", 5 * n, 5 * n + 2, "shop/checks.py")
+        symbol("class", "Admin", f"Test{n}.test_it.Admin", 5 * n, 5 * n + 2, "shop/checks.py")
         for n in range(1, 9)
     ]
-    single = _symbol("class", "Admin", "Admin", 1, 3, "shop/filters.py")
+    single = symbol("class", "Admin", "Admin", 1, 3, "shop/filters.py")
     view = MemoryView(
-        file_infos={p: _info(p) for p in ("shop/checks.py", "shop/filters.py")},
+        file_infos={p: file_info(p) for p in ("shop/checks.py", "shop/filters.py")},
         symbols=[*nested, single],
     )
     w = default_weights()
@@ -93,27 +71,21 @@ def test_a_name_defined_many_times_in_one_file_weighs_by_its_definitions() -> No
     assert weights["shop/filters.py"] == pytest.approx(w.defines_anchor)
 
 
-def test_a_class_named_like_a_word_opening_a_sentence_is_not_a_definition_hit(
-    tmp_path: Path, cache_dir: Path
-) -> None:
-    tree = {
-        "query/__init__.py": "",
-        "query/when.py": "class When:\n    def resolve(self):\n        return None\n",
-        "query/lookup.py": "def lookup(name):\n    return name\n",
-    }
-    root = write_tree(tmp_path / "repo", tree)
-    opening = "Lookup of a name fails\n\nWhen a name has a dot, the lookup fails."
-    assert "query/when.py" not in _defines(root, opening, cache_dir)
-    written = "Lookup of a name fails\n\nInside a When clause, the lookup fails."
-    assert "query/when.py" in _defines(root, written, cache_dir)
-
-
-def _symbol(
-    kind: str, name: str, qualname: str, start: int, end: int, path: str = "m.py"
-) -> SymbolSpan:
-    return SymbolSpan(
-        path=path, kind=kind, name=name, qualname=qualname, start_line=start, end_line=end
+def test_a_class_named_like_a_word_opening_a_sentence_is_not_a_definition_hit() -> None:
+    # query/when.py defines ``class When``, query/lookup.py ``lookup``; each word in one file
+    view = memory_view(
+        ["query/__init__.py", "query/when.py", "query/lookup.py"],
+        [
+            symbol("class", "When", "When", 1, 3, "query/when.py"),
+            symbol("method", "resolve", "When.resolve", 2, 3, "query/when.py"),
+            symbol("function", "lookup", "lookup", 1, 2, "query/lookup.py"),
+        ],
+        frequencies={"when": 1, "lookup": 1},
     )
+    opening = "Lookup of a name fails\n\nWhen a name has a dot, the lookup fails."
+    assert "query/when.py" not in defining(view, opening)
+    written = "Lookup of a name fails\n\nInside a When clause, the lookup fails."
+    assert "query/when.py" in defining(view, written)
 
 
 MODULE = [
@@ -142,12 +114,12 @@ MODULE = [
     "    return 0\n",  # 23
 ]
 SYMBOLS = [
-    _symbol("class", "Store", "Store", 1, 10),
-    _symbol("method", "put", "Store.put", 5, 7),
-    _symbol("method", "size", "Store.size", 9, 10),
-    _symbol("function", "_clean", "_clean", 13, 14),
-    _symbol("function", "load", "load", 17, 19),
-    _symbol("function", "unrelated", "unrelated", 22, 23),
+    symbol("class", "Store", "Store", 1, 10),
+    symbol("method", "put", "Store.put", 5, 7),
+    symbol("method", "size", "Store.size", 9, 10),
+    symbol("function", "_clean", "_clean", 13, 14),
+    symbol("function", "load", "load", 17, 19),
+    symbol("function", "unrelated", "unrelated", 22, 23),
 ]
 
 
@@ -191,11 +163,11 @@ def test_following_the_code_never_overlaps_what_was_chosen_and_stops_at_a_window
 
 def test_an_exception_the_task_names_counts_less_than_the_code_it_names() -> None:
     symbols = [
-        _symbol("class", "FieldError", "FieldError", 1, 2, "core/exceptions.py"),
-        _symbol("class", "ChangeList", "ChangeList", 1, 9, "admin/views.py"),
+        symbol("class", "FieldError", "FieldError", 1, 2, "core/exceptions.py"),
+        symbol("class", "ChangeList", "ChangeList", 1, 9, "admin/views.py"),
     ]
     view = MemoryView(
-        file_infos={p: _info(p) for p in ("core/exceptions.py", "admin/views.py")},
+        file_infos={p: file_info(p) for p in ("core/exceptions.py", "admin/views.py")},
         symbols=symbols,
     )
     w = default_weights()
@@ -214,10 +186,10 @@ def test_a_method_written_with_its_class_locates_its_file_however_many_share_its
     # that one definition is as specific as a name defined once
     paths = [f"pkg/m{n}.py" for n in range(20)]
     symbols = [
-        _symbol("method", "_eval_evalf", f"C{n}._eval_evalf", 5, 9, p) for n, p in enumerate(paths)
+        symbol("method", "_eval_evalf", f"C{n}._eval_evalf", 5, 9, p) for n, p in enumerate(paths)
     ]
-    symbols.append(_symbol("method", "_eval_evalf", "Function._eval_evalf", 3, 8, "pkg/fn.py"))
-    view = MemoryView(file_infos={p: _info(p) for p in [*paths, "pkg/fn.py"]}, symbols=symbols)
+    symbols.append(symbol("method", "_eval_evalf", "Function._eval_evalf", 3, 8, "pkg/fn.py"))
+    view = MemoryView(file_infos={p: file_info(p) for p in [*paths, "pkg/fn.py"]}, symbols=symbols)
     w = default_weights()
     task = analyze_task("evalf is not recursive\n\nThe code is in `Function._eval_evalf`.")
     out = signals.named_symbols(task, view, view.files(), w)

@@ -18,12 +18,12 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from client_runs import BUDGET, DISTINCTIVE, HANDLE, RUN_TIMEOUT, ExcerptRun, require
 from conftest import git_commit_all, write_tree
 from real_clients import (
     CLAUDE_VERSION,
@@ -33,48 +33,21 @@ from real_clients import (
     FAKE_TEXT,
     TRUNCATION_MARKERS,
     Client,
-    Forwarded,
     Run,
     ToolCall,
     excerpt_definition_bytes,
     fake_server_command,
     forwarded_tool_results,
     truncation_markers,
-    unavailable,
 )
-from test_mcp import EXPECTED_FILE, SHOP, TASK
+from trees import EXPECTED_FILE, SHOP, TASK
 
-RUN_TIMEOUT = 120.0  # seconds per client run; a hang guard, never a performance assertion
-BUDGET = 4000
-TOP_FILE = EXPECTED_FILE
-DISTINCTIVE = '            raise ValueError("refund larger than the order")\n'
-HANDLE = re.compile(r"[\w./-]+#L\d+-L\d+@[0-9a-f]{16}")
 CLIENT_INFO = {
     "claude": ("claude-code", CLAUDE_VERSION),
     "codex": ("codex-mcp-client", CODEX_VERSION),
 }
 DEFAULT_BUDGET = {"claude": 32_000, "codex": 11_000}  # what each passes on whole
 BIG = 200_000  # bytes of the fake big result: past both clients' limits
-
-
-@dataclass
-class ExcerptRun:
-    client: Client
-    run: Run
-    pack: dict[str, Any]  # the CLI's JSON pack for TASK: the expected top item and handle
-
-    def call(self, index: int) -> Forwarded:
-        return self.run.forwarded[index]
-
-
-def require(client: Client) -> None:
-    """Skip (locally) or fail (under CI) when ``client`` cannot run here."""
-    reason = unavailable(client)
-    if reason is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI is set, and .ci/run installs the clients and runs as root")
-    pytest.skip(reason)
 
 
 def cli_pack(repo: Path, cache: Path) -> dict[str, Any]:
@@ -175,7 +148,7 @@ def test_context_pack_reaches_the_model_verbatim_and_within_the_budget(
     forwarded = excerpt_run.call(0)
     text = forwarded.text
     top = excerpt_run.pack["items"][0]
-    assert top["path"] == TOP_FILE
+    assert top["path"] == EXPECTED_FILE
     assert "class RefundService:\n" in text
     assert DISTINCTIVE in text  # the source lines themselves, not a JSON-escaped copy
     assert top["text"] in text
@@ -197,7 +170,7 @@ def test_context_pack_json_reaches_the_model_as_the_machine_pack(excerpt_run: Ex
     doc = embedded_json(forwarded.text)
     assert isinstance(doc, dict)
     assert doc.get("schema") == "excerpt.pack/v1"
-    assert doc["items"][0]["path"] == TOP_FILE
+    assert doc["items"][0]["path"] == EXPECTED_FILE
     assert doc["items"][0]["handle"] == excerpt_run.pack["items"][0]["handle"]
     assert forwarded.truncation_markers() == []
 
@@ -213,7 +186,7 @@ def test_the_default_budget_is_the_one_this_client_passes_on_whole(
 @pytest.mark.timeout(300)
 def test_context_plan_reaches_the_model_within_the_budget(excerpt_run: ExcerptRun) -> None:
     forwarded = excerpt_run.call(2)
-    assert TOP_FILE in forwarded.text
+    assert EXPECTED_FILE in forwarded.text
     assert forwarded.truncation_markers() == []
     assert forwarded.size <= BUDGET, f"{forwarded.size} bytes forwarded"
 

@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
+from client_runs import DISTINCTIVE, HANDLE, require
 from conftest import git_commit_all, write_tree
 from excerpt.core.tokens import o200k_count
 from real_clients import Client, Run, ToolCall, forwarded_tool_results
-from test_mcp import SHOP, TASK
-from test_real_clients import DISTINCTIVE, HANDLE, require
+from trees import SHOP, TASK
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from client_runs import BUDGET, RUN_TIMEOUT, ExcerptRun, require
 from conftest import git, git_commit_all, write_tree
 from excerpt_bench.session.contracts import (
     PERSISTED_PATH,
@@ -26,8 +27,7 @@ from excerpt_bench.session.contracts import (
 )
 from excerpt_bench.session.workspace import Corpus
 from real_clients import CLIENTS, Client, Forwarded, Run, ToolCall, forwarded_tool_results
-from test_mcp import SHOP, TASK
-from test_real_clients import BUDGET, RUN_TIMEOUT, ExcerptRun, require
+from trees import SHOP, TASK
 
 
 @pytest.fixture(scope="module", params=CLIENTS)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -19,30 +17,11 @@ from typing import Any
 
 import pytest
 
-from conftest import GIT_ENV, git, git_commit_all, tree_snapshot, write_tree
+from conftest import GIT_ENV, full_snapshot, git, git_commit_all, write_tree
 from excerpt.cli import main
+from hostile_git import ALL_MARKERS, arm
 
 pytestmark = pytest.mark.timeout(30)
-
-Snapshot = tuple[dict[str, tuple[int, int, str]], dict[str, tuple[Any, ...]]]
-
-
-def full_snapshot(root: Path) -> Snapshot:
-    """File bytes and mtimes (``tree_snapshot``), plus every entry's type, mode, mtime, ctime.
-
-    ``ctime`` cannot be set from user space, so even a write whose mtime was put back shows.
-    Directories are included, so a file created and removed again still shows (dir mtime).
-    """
-    entries: dict[str, tuple[Any, ...]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in [".", *dirnames, *filenames]:
-            path = Path(dirpath) / name
-            st = path.lstat()
-            link = os.readlink(path) if stat.S_ISLNK(st.st_mode) else None
-            key = str(path.relative_to(root))
-            entries[key] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, link)
-    return tree_snapshot(root), entries
 
 
 def plain_git_env() -> dict[str, str]:
@@ -133,29 +112,6 @@ def test_a_plain_git_status_in_the_same_situation_is_caught_by_the_audit(tmp_pat
 
 # -- hostile repository configuration (B6 #42) ---------------------------------------------------
 
-CONFIG_SCRIPTS = {
-    "core.fsmonitor": "exit 0",
-    "core.pager": "exec cat",
-    "diff.external": "exit 0",
-    "diff.x.textconv": 'exec cat "$1"',
-    "filter.x.clean": "exec cat",
-    "filter.x.smudge": "exec cat",
-}
-HOOKS = (
-    "post-checkout",
-    "pre-commit",
-    "post-index-change",
-    "fsmonitor-watchman",
-    "reference-transaction",
-)
-ALL_MARKERS = {*CONFIG_SCRIPTS, *(f"hook.{h}" for h in HOOKS)}
-
-
-def _script(path: Path, marker: Path, tail: str) -> Path:
-    path.write_text(f"#!/bin/sh\ntouch {shlex.quote(str(marker))}\n{tail}\n", encoding="utf-8")
-    path.chmod(0o755)
-    return path
-
 
 def build_hostile_repo(tmp_path: Path) -> tuple[Path, Path]:
     """``build_repo`` plus config, attributes and hooks that each touch a marker when run.
@@ -164,15 +120,7 @@ def build_hostile_repo(tmp_path: Path) -> tuple[Path, Path]:
     Markers land in a directory of their own, outside the repository.
     """
     repo = build_repo(tmp_path)
-    markers = tmp_path / "markers"
-    scripts = tmp_path / "scripts"
-    markers.mkdir()
-    scripts.mkdir()
-    for key, tail in CONFIG_SCRIPTS.items():
-        script = _script(scripts / key, markers / key, tail)
-        git(repo, "config", key, str(script))
-    for hook in HOOKS:
-        _script(repo / ".git/hooks" / hook, markers / f"hook.{hook}", "exit 0")
+    markers = arm(repo, tmp_path)
     (repo / ".gitattributes").write_text("* diff=x filter=x\n", encoding="utf-8")
     assert not any(markers.iterdir())  # setting it up ran nothing
     return repo, markers

@@ -17,16 +17,13 @@ from typing import Any
 
 import pytest
 
+from client_runs import require
 from conftest import tree_snapshot, write_tree
 from real_clients import client_binary, netns_prefix
-from test_real_clients import require
+from trees import SHOP
 
 pytestmark = pytest.mark.timeout(300)
 
-FILES = {
-    "shop/refunds.py": "def refund(order, amount):\n    return order.total - amount\n",
-    "README.md": "# Shop\n",
-}
 # a Codex configuration of the user's own: comments, spacing and tables that must survive
 CODEX_CONFIG = (
     'model = "gpt-5"   # the one I use\n'
@@ -81,7 +78,7 @@ def _home(env: dict[str, str]) -> dict[str, Any]:
 
 def test_setup_claude_registers_a_connected_server_once(tmp_path: Path) -> None:
     require("claude")
-    repo = write_tree(tmp_path / "repo", FILES)
+    repo = write_tree(tmp_path / "repo", SHOP)
     env = _env(tmp_path, "claude")
     tree = tree_snapshot(repo)
     home = _home(env)
@@ -124,7 +121,7 @@ def test_setup_claude_registers_a_connected_server_once(tmp_path: Path) -> None:
 
 def test_setup_codex_merges_its_table_and_keeps_every_other_key(tmp_path: Path) -> None:
     require("codex")
-    repo = write_tree(tmp_path / "repo", FILES)
+    repo = write_tree(tmp_path / "repo", SHOP)
     env = _env(tmp_path, "codex")
     config = Path(env["CODEX_HOME"]) / "config.toml"
     config.parent.mkdir(parents=True)
@@ -171,7 +168,7 @@ def test_setup_codex_merges_its_table_and_keeps_every_other_key(tmp_path: Path) 
 
 
 def test_setup_refuses_clearly_when_the_client_is_not_installed(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "repo", FILES)
+    repo = write_tree(tmp_path / "repo", SHOP)
     env = {**os.environ, "HOME": str(tmp_path), "PATH": os.path.dirname(sys.executable)}
     for client, name in (("claude", "Claude Code"), ("codex", "Codex")):
         proc = subprocess.run(
@@ -190,7 +187,7 @@ def test_setup_refuses_clearly_when_the_client_is_not_installed(tmp_path: Path) 
 
 
 def test_setup_codex_has_no_project_scope(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "repo", FILES)
+    repo = write_tree(tmp_path / "repo", SHOP)
     proc = subprocess.run(
         [sys.executable, "-m", "excerpt", "setup", "codex", "--repo", str(repo), "--scope",
          "project", "--print"],

@@ -20,17 +20,7 @@ import excerpt.mcp.session as session_module
 from excerpt.index.build import index_repository, refresh_paths
 from excerpt.index.watch import TreeWatcher
 from excerpt.mcp import build_server
-
-SHOP = {
-    "app/__init__.py": "",
-    "app/refunds.py": (
-        "class RefundService:\n"
-        "    def refund(self, total: int, amount: int) -> int:\n"
-        "        return total - amount\n"
-    ),
-    "app/shipping.py": "def ship(order_id: str) -> str:\n    return order_id\n",
-}
-TASK = "RefundService.refund returns the wrong amount"
+from trees import SHOP, TASK
 
 
 @contextlib.contextmanager

@@ -191,7 +191,7 @@ ROWS: tuple[Row, ...] = (
     # -- B8 ----------------------------------------------------------------------------------
     _row("B8.55", "Sustained use: MCP sessions packing and retrieving, seed and compaction "
          "hooks, and an editor (an edit, an addition and a removal a second, 50 files "
-         "rewritten at once): two sessions for a minute (`excerpt bench soak`; four for ten "
+         "rewritten at once): two sessions for half a minute (`excerpt bench soak`; four for ten "
          "minutes under `-m slow`)",
          "No error; no excerpt served whose file had changed before the call; every process "
          "stopped at the end", 1),

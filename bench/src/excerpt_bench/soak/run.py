@@ -16,7 +16,7 @@ from typing import Any
 
 from excerpt.errors import EnvironmentFault, UsageError
 from excerpt_bench.soak.actors import Hooks, Record, Sampler, Session
-from excerpt_bench.soak.writer import Writer
+from excerpt_bench.soak.writer import SWITCH_EVERY_S, Writer
 
 __all__ = ["SoakRun", "render_soak", "run_soak"]
 
@@ -171,7 +171,9 @@ def run_soak(run: SoakRun, progress: Progress | None = None) -> dict[str, Any]:
             if p.is_file() and not p.is_symlink() and p.suffix in _SOURCE_EXT
         )  # fmt: skip
         stop = threading.Event()
-        writer = Writer(repo, files, run.seed, stop)
+        # a run shorter than the interval still sees one switch, before its kill
+        every = min(SWITCH_EVERY_S, run.minutes * 60 * 0.8)
+        writer = Writer(repo, files, run.seed, stop, switch_every_s=every)
         started = time.monotonic()
         record = Record(started=started)
         sessions = [Session(n, repo, cache, logs, tasks, run.budget, writer, record, stop)

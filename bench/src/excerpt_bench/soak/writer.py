@@ -37,8 +37,10 @@ class Writer(threading.Thread):
     """Edits, adds and removes files of the copy on a schedule, keeping every version it
     wrote with the times it was current."""
 
-    def __init__(self, root: Path, files: Sequence[str], seed: int, stop: threading.Event):
+    def __init__(self, root: Path, files: Sequence[str], seed: int, stop: threading.Event,
+                 switch_every_s: float = SWITCH_EVERY_S) -> None:  # fmt: skip
         super().__init__(name="soak-writer", daemon=True)
+        self.switch_every_s = switch_every_s
         self.root = root
         self.files = list(files)
         self.rng = random.Random(seed)
@@ -53,7 +55,7 @@ class Writer(threading.Thread):
 
     def run(self) -> None:
         started = time.monotonic()
-        next_switch = started + SWITCH_EVERY_S / 2  # a one-minute run sees one switch
+        next_switch = started + self.switch_every_s / 2  # a one-interval run sees one switch
         n = 0
         try:
             while not self.stop.wait(EDIT_EVERY_S):
@@ -68,7 +70,7 @@ class Writer(threading.Thread):
                     for path in self.rng.sample(self.files, min(SWITCH_FILES, len(self.files))):
                         self._edit(path, n)
                     self.switches += 1
-                    next_switch += SWITCH_EVERY_S
+                    next_switch += self.switch_every_s
         except OSError as exc:  # the copy is ours: a failure here is the bench's own
             self.failure = f"{type(exc).__name__}: {exc}"
 

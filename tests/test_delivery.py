@@ -181,13 +181,14 @@ def test_the_same_content_reached_twice_is_served_once(
 
 
 def session(
-    repo: Path | str, cache: Path, client: str | None, body: Callable[[Client], Awaitable[T]]
-) -> T:
+    repo: Path | str, cache: Path, client: str | None, body: Callable[[Client], Awaitable[T]],
+    registered: str | None = None,
+) -> T:  # fmt: skip
     info = Implementation(name=client, version="0") if client else None
 
     async def go() -> T:
         with anyio.fail_after(60):
-            server = build_server(repo, cache, tools="all")
+            server = build_server(repo, cache, tools="all", client=registered)
             async with Client(server, client_info=info, mode="legacy") as c:
                 return await body(c)
 
@@ -200,17 +201,26 @@ def text_of(result: CallToolResult) -> str:
 
 
 CLIENTS = [
-    pytest.param("claude-code", 32_000, 0, id="claude-code"),
-    pytest.param("codex-mcp-client", 11_000, 48, id="codex"),
-    pytest.param(None, 32_000, 0, id="other"),
+    pytest.param("claude-code", None, 32_000, 0, id="claude-code"),
+    pytest.param("codex-mcp-client", None, 11_000, 48, id="codex"),
+    pytest.param("gemini-cli-mcp-client", None, 32_000, 64, id="gemini"),
+    pytest.param("opencode", None, 32_000, 0, id="opencode"),
+    pytest.param("Visual Studio Code", None, 8_000, 0, id="vscode"),
+    # a client that does not name itself as a known one, registered by excerpt setup for one
+    pytest.param("unknown-client", "vscode", 8_000, 0, id="registered-vscode"),
+    pytest.param(None, None, 32_000, 0, id="other"),
 ]
+# what each client passes on whole, by its name or the one it was registered for
+_PASSES = {"claude-code": 50_000, "codex-mcp-client": 12_000, "gemini-cli-mcp-client": 40_000,
+           "opencode": 51_200, "Visual Studio Code": 8_192, "vscode": 8_192}  # fmt: skip
 
 
-@pytest.mark.parametrize(("client", "default", "framing"), CLIENTS)
+@pytest.mark.parametrize(("client", "registered", "default", "framing"), CLIENTS)
 @pytest.mark.parametrize("budget", [None, 500, 4_000, 40_000, 200_000])
 def test_model_facing_tools_send_markdown_only_within_the_budget_the_client_passes_on(
     fixtures: tuple[dict[str, Path], Path],
     client: str | None,
+    registered: str | None,
     default: int,
     framing: int,
     budget: int | None,
@@ -228,7 +238,7 @@ def test_model_facing_tools_send_markdown_only_within_the_budget_the_client_pass
         got = await c.call_tool("context_retrieve", {"handles": handles[:20], **asked})
         return [pack, plan, machine, got]
 
-    pack, plan, machine, got = session(repo, cache, client, body)
+    pack, plan, machine, got = session(repo, cache, client, body, registered)
     for result in (pack, plan, got):
         assert result.is_error is not True, text_of(result)
         # no structured content: Claude Code and Codex would forward it instead of the text
@@ -241,8 +251,8 @@ def test_model_facing_tools_send_markdown_only_within_the_budget_the_client_pass
     assert machine.structured_content["budget"]["bytes"] == (budget or default)
     assert "`context_retrieve`" in text_of(pack) or size(text_of(pack)) < 1000
     warned = "passes about" in text_of(pack)
-    assert warned == (client is not None and (budget or default) + framing > {
-        "claude-code": 50_000, "codex-mcp-client": 12_000}[client])  # fmt: skip
+    passes = _PASSES.get(registered or client or "")
+    assert warned == (passes is not None and (budget or default) + framing > passes)
 
 
 def test_a_server_on_a_missing_repository_answers_every_call_with_the_problem(

@@ -367,6 +367,20 @@ def test_a_cache_that_cannot_be_written_is_an_error_and_is_not_discarded(
     assert not list(db.parent.glob("corrupt-*"))  # a locked cache is not a damaged one
 
 
+def test_a_client_file_that_cannot_be_written_is_an_error_and_is_left_as_it_was(
+    run_restricted: RunCli, perm_base: Path
+) -> None:
+    repo = _repo(perm_base, use_git=False)
+    settings = perm_base / ".gemini" / "settings.json"  # HOME is perm_base
+    write_tree(perm_base, {".gemini/settings.json": '{\n  // mine\n  "theme": "GitHub"\n}\n'})
+    settings.parent.chmod(0o555)  # neither the file's backup nor its new text can be written
+    settings.chmod(0o444)
+    ran = run_restricted("setup", "gemini", "--repo", str(repo))
+    assert "cannot write" in _one_line_error(ran, 3)
+    assert settings.read_text(encoding="utf-8") == '{\n  // mine\n  "theme": "GitHub"\n}\n'
+    assert not (settings.parent / "settings.json.bak").exists()
+
+
 # -- errors under --json (SPEC §11) -----------------------------------------------------------
 
 

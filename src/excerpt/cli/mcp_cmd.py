@@ -10,6 +10,10 @@ from excerpt.cli.common import command, complete_as
 from excerpt.errors import EnvironmentFault
 
 TOOL_SETS = ("core", "all")  # excerpt.mcp.server.TOOL_SETS, without importing the SDK here
+# the clients with an MCP file of their own (excerpt.mcp.configs.CLIENTS), and all the clients
+# excerpt setup knows (excerpt.mcp.clients.SETUP_NAMES): here so that the parser loads neither
+FILE_CLIENTS = ("cursor", "vscode", "gemini", "windsurf", "zed", "opencode")
+CLIENT_NAMES = ("claude", "codex", *FILE_CLIENTS)
 
 __all__ = ["register"]
 
@@ -51,6 +55,11 @@ def register(sub: Any) -> None:
         action="store_true",
         help="start the server, list its tools, index the repository, report, and exit",
     )
+    p.add_argument(
+        "--client", choices=CLIENT_NAMES, metavar="CLIENT",
+        help="the client this server is registered for (excerpt setup writes it): its default "
+        "budget and result limit, when the client does not name itself as a known one",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="with --check: machine-readable output")
     p.set_defaults(handler=run)
 
@@ -60,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from excerpt.render.text import to_json
 
     if not args.check:
-        serve(args.repo, tools=args.tools)
+        serve(args.repo, tools=args.tools, client=args.client)
         return 0
     report = check_server(args.repo, tools=args.tools)
     if report["ok"]:

@@ -1,16 +1,19 @@
-"""``excerpt setup claude|codex``: register the MCP server with a client, check that it
-serves, and say what to type next."""
+"""``excerpt setup CLIENT``: register the MCP server with a client, check that it serves, and
+say what to type next; ``--detect``: which clients are here and what setup would change."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from excerpt.cli.common import command, complete_as
-from excerpt.cli.mcp_cmd import TOOL_SETS
-from excerpt.errors import EnvironmentFault
+from excerpt.cli.mcp_cmd import CLIENT_NAMES, TOOL_SETS
+from excerpt.errors import EnvironmentFault, UsageError
+
+if TYPE_CHECKING:
+    from excerpt.mcp.configs import FileClient, FileScope
 
 __all__ = ["register"]
 
@@ -34,18 +37,29 @@ def register(sub: Any) -> None:
     p = command(
         sub,
         "setup",
-        help="register excerpt's MCP server with Claude Code or Codex",
-        description="Register `excerpt mcp` for a repository with Claude Code (`claude mcp "
-        "add`) or Codex (`[mcp_servers.excerpt]` in ~/.codex/config.toml, other keys kept, a "
-        "backup beside it), by this installation's absolute path; then check that the server "
-        "serves (as `excerpt mcp --check`) and print what to type next. Running it again "
-        "changes nothing; --print only prints.",
+        help="register excerpt's MCP server with a client (Claude Code, Codex, Cursor, …)",
+        description="Register `excerpt mcp` for a repository with a client, by this "
+        "installation's absolute path: Claude Code (`claude mcp add`), Codex "
+        "(`[mcp_servers.excerpt]` in ~/.codex/config.toml), or the MCP file of Cursor, VS "
+        "Code, Gemini CLI, Windsurf, Zed or opencode (the user's, or the repository's with "
+        "--scope project). Every other key, comment and blank line of the file is kept, the "
+        "previous file as a .bak beside it. Then check that the server serves (as `excerpt "
+        "mcp --check`) and print what to type next. Running it again changes nothing; --print "
+        "only prints; --detect lists the clients on this machine and what setup would change.",
         examples=[
             ("excerpt setup claude --repo ~/src/shop", "register with Claude Code, this user"),
-            ("excerpt setup codex --print", "show the Codex table it would write"),
+            ("excerpt setup --detect", "which clients are here, and what setup would change"),
         ],
     )
-    p.add_argument("client", choices=("claude", "codex"), help="the client to register with")
+    p.add_argument(
+        "client", nargs="?", choices=CLIENT_NAMES,
+        help="the client to register with",
+    )  # fmt: skip
+    p.add_argument(
+        "--detect", action="store_true",
+        help="list the clients installed here, where each keeps its MCP servers, and what "
+        "`excerpt setup CLIENT` would change; writes nothing",
+    )  # fmt: skip
     complete_as(
         p.add_argument("--repo", default=".", metavar="DIR", help="repository to serve"),
         "directory",
@@ -55,7 +69,8 @@ def register(sub: Any) -> None:
         choices=("local", "user", "project"),
         default=None,
         help="Claude Code's scope: local (default: this project, for you), user (every "
-        "project) or project (the repository's .mcp.json, which Claude writes); Codex: user",
+        "project) or project (the repository's .mcp.json, which Claude writes); Codex: user; "
+        "the file clients: user (default) or project (a file inside the repository)",
     )
     p.add_argument("--tools", choices=TOOL_SETS, default="core", help="which tools to list")
     p.add_argument(
@@ -76,11 +91,18 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from excerpt.discover.walk import resolve_root
     from excerpt.hooks.install import HookChange, hooks_file, install_hooks
+    from excerpt.mcp.configs import CLIENTS
     from excerpt.mcp.register import Scope, unregister
     from excerpt.mcp.register import register as register_with
     from excerpt.render.text import to_json
 
+    if args.detect or args.client is None:
+        if args.client is not None or not args.detect:
+            raise UsageError("name a client to set up, or --detect (not both)")
+        return _detect(resolve_root(Path(args.repo)), args)
     repo = resolve_root(Path(args.repo))
+    if args.client in CLIENTS:
+        return _file_client(CLIENTS[args.client], repo, args)
     scope: Scope = args.scope or ("local" if args.client == "claude" else "user")
     hooked = repo  # a hook serves the repository set up, at every scope
     path = hooks_file(args.client, scope, repo)
@@ -119,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
 def _removed_text(doc: dict[str, Any]) -> str:
     verb = "would" if doc["dry_run"] else "did"
     lines = [f"{verb}: {action}" for action in doc["actions"]]
-    if doc["hooks"]["changed"]:
+    if doc["hooks"] and doc["hooks"]["changed"]:
         lines.append(f"{verb}: remove excerpt's hooks from {doc['hooks']['path']}")
     return "\n".join(lines or ["excerpt was not registered: nothing changed."]) + "\n"
 
@@ -155,7 +177,11 @@ def _text(done: dict[str, Any], check: dict[str, Any] | None, client: str, hooks
             f" {check['index']['files_indexed']} indexed files."
         )
     if not done["dry_run"]:
-        lines += ["", "next:", (_NEXT_HOOKED if hooks is not None else _NEXT)[client]]
+        from excerpt.mcp.configs import CLIENTS
+
+        step = CLIENTS[client].next_step if client in CLIENTS else None
+        step = step or (_NEXT_HOOKED if hooks is not None else _NEXT)[client]
+        lines += ["", "next:", step]
     return "\n".join(lines) + "\n"
 
 
@@ -172,3 +198,55 @@ def _hooks_checked(check: dict[str, Any] | None, client: str) -> list[str]:
             "whether they are trusted.",
         ]
     return lines
+
+
+def _file_client(client: FileClient, repo: Path, args: argparse.Namespace) -> int:
+    """Cursor, VS Code, Gemini CLI, Windsurf, Zed, opencode: their MCP file."""
+    from excerpt.mcp.configs import register_file, unregister_file
+    from excerpt.render.text import to_json
+
+    if args.scope not in (None, "user", "project"):
+        raise UsageError(f"{client.label} has a user and a project scope, not {args.scope}")
+    scope: FileScope = "project" if args.scope == "project" else "user"
+    if args.remove:
+        gone = unregister_file(client, repo, scope=scope, dry_run=args.print)
+        doc = {**gone.to_dict(), "hooks": None}
+        sys.stdout.write(to_json(doc) if args.json else _removed_text(doc))
+        return 0
+    done, after = register_file(client, repo, scope=scope, tools=args.tools, dry_run=args.print)
+    check: dict[str, Any] | None = None
+    if not args.print:
+        from excerpt.mcp import check_server
+
+        check = check_server(str(repo), tools=args.tools)
+    doc = {**done.to_dict(), "hooks": None, "check": check}
+    if args.json:
+        sys.stdout.write(to_json(doc))
+    else:
+        text = _text(doc, check, client.name, "")
+        if args.print and done.changed:
+            text += f"{done.where} would read:\n{after.rstrip(chr(10))}\n"
+        sys.stdout.write(text)
+    if check is not None and not check["ok"]:
+        raise EnvironmentFault(f"registered, but the server does not serve: {check['problem']}")
+    return 0
+
+
+def _detect(repo: Path, args: argparse.Namespace) -> int:
+    from excerpt.mcp.configs import detect
+    from excerpt.render.text import to_json
+
+    rows = detect(repo, args.tools)
+    if args.json:
+        sys.stdout.write(to_json({"repo": str(repo), "clients": rows}))
+        return 0
+    lines = [f"clients on this machine, for {repo}:"]
+    for row in rows:
+        how = ", ".join(row["programs"] + row["homes"]) or "not found"
+        lines += [
+            f"{row['label']}: {'installed' if row['installed'] else 'not installed'} ({how})",
+            f"  {row['file']}: {row['state']}",
+            f"  excerpt setup {row['client']} would {row['setup_would']}",
+        ]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0

@@ -29,7 +29,7 @@ from excerpt.core.durable import replace_config
 from excerpt.core.installation import excerpt_command
 from excerpt.errors import EnvironmentFault, UsageError
 
-__all__ = ["Registration", "Scope", "register", "server_command", "unregister"]
+__all__ = ["NAME", "Registration", "Scope", "register", "server_command", "unregister"]
 
 Client = Literal["claude", "codex"]
 Scope = Literal["local", "user", "project"]
@@ -41,8 +41,8 @@ _TIMEOUT_S = 120
 class Registration:
     """What ``register`` did (or would do, with ``dry_run``)."""
 
-    client: Client
-    scope: Scope
+    client: str  # as ``excerpt setup`` names it
+    scope: str
     command: tuple[str, ...]  # the server's command line, as registered
     changed: bool  # False: it was registered so already
     dry_run: bool
@@ -61,11 +61,15 @@ class Registration:
         }
 
 
-def server_command(repo: Path, tools: str = "core") -> tuple[str, ...]:
-    """The command line of this installation's server for ``repo`` (absolute paths)."""
+def server_command(repo: Path, tools: str = "core", client: str | None = None
+                   ) -> tuple[str, ...]:  # fmt: skip
+    """The command line of this installation's server for ``repo`` (absolute paths), for
+    ``client`` when given (its profile, should it not name itself as a known one)."""
     argv = [*excerpt_command(), "mcp", "--repo", str(repo)]
     if tools != "core":
         argv += ["--tools", tools]
+    if client is not None:
+        argv += ["--client", client]
     return tuple(argv)
 
 

@@ -102,6 +102,7 @@ def build_server(
     tools: ToolSet = "core",
     *,
     seeds: bool = False,
+    client: str | None = None,
 ) -> MCPServer[ServedRepo]:
     """The MCP server for one repository, listing the ``core`` tools (CORE_TOOLS) or
     ``all`` of them; with ``seeds``, it also answers the hooks' seed requests on the
@@ -110,9 +111,9 @@ def build_server(
     if tools not in TOOL_SETS:
         raise ValueError(f"tools must be one of {', '.join(TOOL_SETS)}, not {tools!r}")
     try:
-        served = ServedRepo(resolve_root(repo), cache_dir)
+        served = ServedRepo(resolve_root(repo), cache_dir, client=client)
     except ExcerptError as exc:
-        served = ServedRepo(None, cache_dir, problem=exc.message)
+        served = ServedRepo(None, cache_dir, problem=exc.message, client=client)
     listed = [_tool(fn) for fn in TOOLS if tools == "all" or fn.__name__ in CORE_TOOLS]
     gate = _ArgumentGate({t.name: _strict(t.fn_metadata.arg_model) for t in listed})
     instructions = _INSTRUCTIONS
@@ -240,11 +241,12 @@ def check_server(
     return anyio.run(go)
 
 
-def serve(repo: str | Path, cache_dir: Path | None = None, tools: ToolSet = "core") -> None:
+def serve(repo: str | Path, cache_dir: Path | None = None, tools: ToolSet = "core",
+          client: str | None = None) -> None:  # fmt: skip
     """Serve over stdio until the client closes the connection."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, force=True)
     try:
         resolve_root(repo)
     except ExcerptError as exc:  # a client shows a server's stderr in its logs
         log.error("cannot serve the repository (every tool call will say so): %s", exc.message)
-    serve_stdio(build_server(repo, cache_dir, tools, seeds=True))
+    serve_stdio(build_server(repo, cache_dir, tools, seeds=True, client=client))

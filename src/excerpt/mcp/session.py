@@ -33,10 +33,12 @@ class ServedRepo:
     where an exiting server shows only "connection closed".
     """
 
-    def __init__(self, repo: Path | None, cache_dir: Path | None, problem: str = "") -> None:
+    def __init__(self, repo: Path | None, cache_dir: Path | None, problem: str = "",
+                 client: str | None = None) -> None:  # fmt: skip
         self._repo = repo
         self.cache_dir = cache_dir
         self.problem = problem
+        self.client = client  # the client it was registered for (``excerpt mcp --client``)
         self.watcher: TreeWatcher | None = None
         self._named = False
         self._refresh = threading.Lock()
@@ -162,7 +164,9 @@ def _client_roots(ctx: Context) -> ListRoots | None:
 
 def _client_profile(ctx: Context) -> ClientProfile:
     params = ctx.session.client_params
-    return profile_for(params.client_info.name if params is not None else None)
+    served = ctx.request_context.lifespan_context
+    registered = served.client if isinstance(served, ServedRepo) else None
+    return profile_for(params.client_info.name if params is not None else None, registered)
 
 
 def _root_path(uri: str) -> Path | None:

@@ -22,7 +22,7 @@ from excerpt.deliver import build_pack, build_plan, render_retrieved
 from excerpt.gate import GateRequest, render_text, run_gate
 from excerpt.harness import infer_harness
 from excerpt.mcp.calls import text_only, tool_call
-from excerpt.mcp.clients import budget_note, profile_for
+from excerpt.mcp.clients import budget_note
 from excerpt.mcp.fields import HandleText, PathText
 from excerpt.mcp.session import Client, Roots, ServedRepo, Session
 from excerpt.mcp.tools_compact import context_compact, context_expand
@@ -48,8 +48,7 @@ T = TypeVar("T")
 MAX_TASK = 200_000
 _BUDGET = (
     "Hard limit in UTF-8 bytes on the whole result (default: what this client passes on "
-    f"whole, {profile_for('codex-mcp-client').default_budget} for Codex, {DEFAULT_BUDGET} "
-    "for others)."
+    f"whole, at most {DEFAULT_BUDGET})."
 )
 Task = Annotated[
     str,

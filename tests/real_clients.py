@@ -293,21 +293,9 @@ def forwarded_tool_results(
         "registered": registered,
         "client_args": list(client_args),
     }
-    (work / "spec.json").write_text(json.dumps(spec, indent=2), encoding="utf-8")
-    argv = [*netns_prefix(), sys.executable, str(Path(__file__).resolve()), "netns-run", str(work)]
-    started = time.monotonic()
-    try:
-        proc = subprocess.run(
-            argv, capture_output=True, text=True, timeout=timeout + 60, check=False
-        )
-        outer = proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        outer = f"the namespace wrapper hung past {timeout + 60:.0f} s: {exc}"
-    seconds = time.monotonic() - started
-    result_path = work / "result.json"
-    if not result_path.exists():
-        raise ClientRunError(f"{client}: no result from the namespace run ({work}):\n{outer}")
-    doc = json.loads(result_path.read_text(encoding="utf-8"))
+    doc, seconds, outer = run_namespaced(
+        Path(__file__), work, spec, timeout, netns_prefix(), client
+    )
     run = _read_run(client, version, work, doc, seconds)
     missing = len(calls) - len(run.forwarded)
     if missing:
@@ -322,9 +310,36 @@ def forwarded_tool_results(
     return run
 
 
+def run_namespaced(script: Path, work: Path, spec: dict[str, Any], timeout: float,
+                   prefix: Sequence[str], client: str
+                   ) -> tuple[dict[str, Any], float, str]:  # fmt: skip
+    """Write ``spec`` into ``work``, run ``script netns-run WORK`` inside the namespaces of
+    ``prefix``, and read the ``result.json`` it leaves: the result, the seconds it took and
+    what the wrapper printed.
+
+    Raises:
+        ClientRunError: the run left no result (what it printed is in the message).
+    """
+    (work / "spec.json").write_text(json.dumps(spec, indent=2), encoding="utf-8")
+    argv = [*prefix, sys.executable, str(script.resolve()), "netns-run", str(work)]
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout + 60, check=False
+        )
+        outer = proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        outer = f"the namespace wrapper hung past {timeout + 60:.0f} s: {exc}"
+    seconds = time.monotonic() - started
+    result_path = work / "result.json"
+    if not result_path.exists():
+        raise ClientRunError(f"{client}: no result from the namespace run ({work}):\n{outer}")
+    return json.loads(result_path.read_text(encoding="utf-8")), seconds, outer
+
+
 def _read_run(client: str, version: str, work: Path, doc: dict[str, Any], seconds: float) -> Run:
-    requests = _read_jsonl(work / "requests.jsonl")
-    mcp_log = _read_jsonl(work / "mcp.jsonl")
+    requests = read_jsonl(work / "requests.jsonl")
+    mcp_log = read_jsonl(work / "mcp.jsonl")
     info = client_info(mcp_log)
     results = server_results(mcp_log)
     by_call = {call_id: result for call_id, result in results if call_id is not None}
@@ -369,7 +384,7 @@ def _read_run(client: str, version: str, work: Path, doc: dict[str, Any], second
     )
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     out: list[dict[str, Any]] = []
@@ -893,7 +908,7 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:  # noqa: C901 
 # --------------------------------------------------------------------------- inside the netns
 
 
-def _loopback_up() -> None:
+def loopback_up() -> None:
     """``ip link set lo up`` without iproute2: SIOCGIFFLAGS / SIOCSIFFLAGS on ``lo``."""
     siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
@@ -909,7 +924,7 @@ def _netns_run(work: Path) -> int:
     interfaces = sorted(name for _, name in socket.if_nameindex())
     if interfaces != ["lo"]:  # never run a client with a way out
         raise SystemExit(f"not an isolated network namespace: interfaces {interfaces}")
-    _loopback_up()
+    loopback_up()
     turns = len(spec.get("prompts") or [DEFAULT_PROMPT])
     script = Script(client, calls, work / "requests.jsonl", max_requests=len(calls) + 8 * turns)
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(script))

@@ -64,7 +64,6 @@ VERSIONS: dict[MoreClient, str] = {"gemini": GEMINI_VERSION, "opencode": OPENCOD
 TOOL_PREFIX: dict[MoreClient, str] = {"gemini": "mcp_excerpt_", "opencode": "excerpt_"}
 GEMINI_MODEL = "gemini-2.5-flash"  # named, so that no routing classifier asks the stub first
 OPENCODE_MODEL = "stub-model"
-PROMPT = "Use the excerpt tools to find the code this task is about."
 FINAL_TEXT = "done"
 TOOL = "context_pack"
 OPENAI_CALL_ID = "call_excerpt_01"  # the id of the stub's one tool call in chat completions
@@ -244,11 +243,13 @@ def add_stub_settings(client: MoreClient, path: Path, port: int) -> str:
     return text
 
 
-def client_argv(client: MoreClient, binary: str) -> list[str]:
+def client_argv(client: MoreClient, binary: str, prompt: str) -> list[str]:
+    """The client run headless on ``prompt`` (the task itself, as a user would type it: a
+    prompt a hook seeds)."""
     if client == "gemini":
-        return [binary, "-p", PROMPT, "-m", GEMINI_MODEL, "--skip-trust", "--approval-mode",
+        return [binary, "-p", prompt, "-m", GEMINI_MODEL, "--skip-trust", "--approval-mode",
                 "yolo"]  # fmt: skip
-    return [binary, "run", PROMPT]
+    return [binary, "run", prompt]
 
 
 def stub_env(client: MoreClient, port: int) -> dict[str, str]:
@@ -541,7 +542,7 @@ def _netns_run(work: Path) -> int:
     config = add_stub_settings(client, config_path(client, home), port)
     errors = [e for e in [_bind_tee(spec, work)] if e is not None]
     env = {**client_env(client, home, cache), **stub_env(client, port)}
-    run = _client_run(client_argv(client, spec["binary"]), env, spec)
+    run = _client_run(client_argv(client, spec["binary"], spec["task"]), env, spec)
     if os.getpid() == 1:  # every process the run left (its servers) ends here
         with contextlib.suppress(ProcessLookupError):
             os.kill(-1, signal.SIGKILL)

@@ -12,6 +12,7 @@ the tests skip when a client or the namespaces are missing; under ``CI`` they fa
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Iterator
@@ -199,3 +200,20 @@ def test_the_truncation_markers_occur_in_the_installed_client(client: MoreClient
     require(client)
     found = truncation_markers(client)
     assert found == dict.fromkeys(TRUNCATION_MARKERS[client], True)
+
+
+def test_gemini_s_hook_seeds_the_first_request_and_opencode_gets_no_hooks(
+    setup_run: SetupRun,
+) -> None:
+    """Gemini CLI runs excerpt's BeforeAgent hook (installed by setup beside the server): its
+    first model request carries the seed, with the distinctive line. opencode has no shell
+    hooks, so setup writes none into its file."""
+    written = loads(setup_run.written)
+    first = next(r for r in setup_run.run.requests if isinstance(r.get("body"), dict))
+    sent = json.dumps(first["body"], ensure_ascii=False)
+    if setup_run.client == "gemini":
+        assert set(written["hooks"]) == {"BeforeAgent", "SessionStart"}
+        assert "excerpt prepared this" in sent and "<hook_context>" in sent
+        assert json.dumps(DISTINCTIVE.strip(), ensure_ascii=False)[1:-1] in sent
+    else:
+        assert "hooks" not in written and "excerpt prepared this" not in sent

@@ -224,3 +224,31 @@ def test_detect_lists_each_client_installed_and_what_setup_would_change(
     assert not rows["cursor"]["installed"]
     assert not any(home.rglob("*.bak")) and not (home / ".gemini").exists()  # wrote nothing
     assert main(["setup", "gemini", "--detect"]) == 2
+
+
+def test_gemini_gets_its_hooks_in_the_same_settings_file_and_remove_takes_both_out(
+    home: Path, shop: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = CLIENTS["gemini"].path("user", shop)
+    path.parent.mkdir(parents=True)
+    path.write_text(OTHERS["gemini"], encoding="utf-8")
+    assert main(["setup", "gemini", "--repo", str(shop), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["check"]["hooks"]["answered"] == ["BeforeAgent", "SessionStart"]
+    written = path.read_text(encoding="utf-8")
+    assert "// mine" in written and loads(written)["theme"] == "GitHub"
+    hooks = loads(written)["hooks"]
+    (seed,) = hooks["BeforeAgent"][0]["hooks"]
+    # Gemini CLI's schema: a name, milliseconds, no statusMessage; excerpt's own event name
+    assert set(seed) == {"type", "command", "name", "timeout"} and seed["timeout"] == 15_000
+    assert " hook UserPromptSubmit --client gemini --repo " in seed["command"]
+    assert hooks["SessionStart"][0]["matcher"] == "resume"
+    assert main(["setup", "gemini", "--repo", str(shop)]) == 0  # again: nothing changes
+    assert path.read_text(encoding="utf-8") == written
+    assert main(["setup", "gemini", "--repo", str(shop), "--remove"]) == 0
+    assert path.read_text(encoding="utf-8") == OTHERS["gemini"]  # back byte for byte
+
+
+def test_gemini_without_hooks_gets_the_server_alone(home: Path, shop: Path) -> None:
+    assert main(["setup", "gemini", "--repo", str(shop), "--no-hooks", "--json"]) == 0
+    assert "hooks" not in loads(CLIENTS["gemini"].path("user", shop).read_text("utf-8"))

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _hooks_text(hooks: dict[str, Any]) -> str:
     if not hooks:
-        return "hooks: none installed for this repository (excerpt setup claude|codex)\n"
+        return "hooks: none installed for this repository (excerpt setup claude|codex|gemini)\n"
     lines = []
     for client, found in hooks.items():
         answered = ", ".join(found["answered"]) or "none"

@@ -201,34 +201,55 @@ def _hooks_checked(check: dict[str, Any] | None, client: str) -> list[str]:
 
 
 def _file_client(client: FileClient, repo: Path, args: argparse.Namespace) -> int:
-    """Cursor, VS Code, Gemini CLI, Windsurf, Zed, opencode: their MCP file."""
+    """Cursor, VS Code, Gemini CLI, Windsurf, Zed, opencode: their MCP file (and Gemini CLI's
+    hooks, in the same settings file)."""
+    from excerpt.core.jsonc import loads, set_at
+    from excerpt.hooks.install import HookChange, hooks_file, install_hooks
     from excerpt.mcp.configs import register_file, unregister_file
     from excerpt.render.text import to_json
 
     if args.scope not in (None, "user", "project"):
         raise UsageError(f"{client.label} has a user and a project scope, not {args.scope}")
     scope: FileScope = "project" if args.scope == "project" else "user"
+    hooked = client.name == "gemini"  # the one of these whose hooks reach the model
+    path = hooks_file("gemini", scope, repo) if hooked else None
     if args.remove:
         gone = unregister_file(client, repo, scope=scope, dry_run=args.print)
-        doc = {**gone.to_dict(), "hooks": None}
+        removed = (
+            install_hooks("gemini", repo, path, remove=True, dry_run=args.print)
+            if path is not None else None
+        )  # fmt: skip
+        doc = {**gone.to_dict(), "hooks": None if removed is None else removed.to_dict()}
         sys.stdout.write(to_json(doc) if args.json else _removed_text(doc))
         return 0
     done, after = register_file(client, repo, scope=scope, tools=args.tools, dry_run=args.print)
+    hooks: HookChange | None = None
+    if path is not None and not args.no_hooks:
+        hooks = install_hooks("gemini", repo, path, dry_run=args.print)
     check: dict[str, Any] | None = None
     if not args.print:
+        from excerpt.hooks.check import check_hooks
         from excerpt.mcp import check_server
 
         check = check_server(str(repo), tools=args.tools)
-    doc = {**done.to_dict(), "hooks": None, "check": check}
+        if hooks is not None:
+            check["hooks"] = check_hooks("gemini", repo, scope, repo)
+    doc = {**done.to_dict(), "hooks": None if hooks is None else hooks.to_dict(), "check": check}
     if args.json:
         sys.stdout.write(to_json(doc))
     else:
         text = _text(doc, check, client.name, "")
-        if args.print and done.changed:
-            text += f"{done.where} would read:\n{after.rstrip(chr(10))}\n"
+        if args.print and (done.changed or (hooks is not None and hooks.changed)):
+            shown = after  # the file as it would read: the server, then the hooks
+            if hooks is not None and hooks.changed:
+                shown = set_at(after, ["hooks"], loads(hooks.after).get("hooks"))
+            text += f"{done.where} would read:\n{shown.rstrip(chr(10))}\n"
         sys.stdout.write(text)
     if check is not None and not check["ok"]:
         raise EnvironmentFault(f"registered, but the server does not serve: {check['problem']}")
+    if check is not None and check.get("hooks") and not check["hooks"]["ok"]:
+        problems = "; ".join(f"{e}: {p}" for e, p in check["hooks"]["problems"].items())
+        raise EnvironmentFault(f"hooks installed, but not answering: {problems or 'none found'}")
     return 0
 
 

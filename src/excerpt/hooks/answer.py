@@ -7,6 +7,10 @@ PostToolUse also takes ``updatedToolOutput``, which replaces the tool's output b
 model first sees it; it must have the tool's own output shape (a Bash result is an object
 with ``stdout``, ``stderr``, ``interrupted``, ``isImage``...), which ``inflight`` keeps.
 
+Gemini CLI 0.61.0 reads the same shape from its hooks (only ``additionalContext`` reaches the
+model; other stdout is shown to the user alone), under its own event names: excerpt's
+UserPromptSubmit hook is installed as its ``BeforeAgent``.
+
 Each client sets aside a context text past a size of its own, showing the model a preview
 instead: Claude Code past 10,000 characters (its ``QDe`` threshold: the text is saved to a
 file and a 2 KB preview sent), Codex past 2,500 tokens (its ``additionalContextLimit``
@@ -20,7 +24,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CONTEXT_LIMITS", "ContextLimit", "context_answer", "replaced_output", "seed_limits"]
+__all__ = [
+    "CLIENT_EVENTS",
+    "CONTEXT_LIMITS",
+    "ContextLimit",
+    "context_answer",
+    "replaced_output",
+    "seed_limits",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +45,11 @@ class ContextLimit:
 CONTEXT_LIMITS = {
     "claude": ContextLimit(chars=9_800, tokens=None),  # Claude Code 2.1.332: 10,000 chars
     "codex": ContextLimit(chars=None, tokens=2_400),  # Codex 0.171.0: 2,500 tokens
+    # Gemini CLI 0.61.0 cuts no hook context that we found; Claude Code's bound, to be safe
+    "gemini": ContextLimit(chars=9_800, tokens=None),
 }
+# a client's name for each of excerpt's events, where it differs
+CLIENT_EVENTS = {"gemini": {"UserPromptSubmit": "BeforeAgent"}}
 
 
 def seed_limits(client: str, seed_tokens: int) -> tuple[int, int | None]:
@@ -50,8 +65,9 @@ def context_answer(client: str, event: str, text: str, notice: str = "") -> str:
     receive it; Codex shows one as a warning, so it gets none)."""
     if not text:
         return ""
+    named = CLIENT_EVENTS.get(client, {}).get(event, event)
     doc: dict[str, Any] = {
-        "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+        "hookSpecificOutput": {"hookEventName": named, "additionalContext": text}
     }
     if notice and client == "claude":
         doc["systemMessage"] = notice

@@ -39,7 +39,8 @@ def hooks_serving(root: Path) -> dict[str, dict[str, Any]]:
     user or project scope), what ``check_hooks`` reports (``excerpt mcp --check``)."""
     out: dict[str, dict[str, Any]] = {}
     places: tuple[tuple[Client, str], ...] = (
-        ("claude", "user"), ("claude", "project"), ("codex", "user"),
+        ("claude", "user"), ("claude", "project"), ("codex", "user"), ("gemini", "user"),
+        ("gemini", "project"),
     )  # fmt: skip
     for client, scope in places:
         path = hooks_file(client, scope, root)

@@ -61,7 +61,7 @@ def add_options(p: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     and ``excerpt hook --help`` shows them); the actions by flag, for completion marks."""
     actions = {
         "--client": p.add_argument(
-            "--client", choices=("claude", "codex"), default="claude",
+            "--client", choices=("claude", "codex", "gemini"), default="claude",
             help="whose answer format",
         ),
         "--repo": p.add_argument(

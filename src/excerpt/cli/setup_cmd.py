@@ -13,7 +13,9 @@ from excerpt.cli.mcp_cmd import CLIENT_NAMES, TOOL_SETS
 from excerpt.errors import EnvironmentFault, UsageError
 
 if TYPE_CHECKING:
+    from excerpt.hooks.install import Client, HookChange
     from excerpt.mcp.configs import FileClient, FileScope
+    from excerpt.mcp.register import Registration
 
 __all__ = ["register"]
 
@@ -90,7 +92,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from excerpt.discover.walk import resolve_root
-    from excerpt.hooks.install import HookChange, hooks_file, install_hooks
+    from excerpt.hooks.install import hooks_file, install_hooks
     from excerpt.mcp.configs import CLIENTS
     from excerpt.mcp.register import Scope, unregister
     from excerpt.mcp.register import register as register_with
@@ -116,6 +118,16 @@ def run(args: argparse.Namespace) -> int:
     hooks: HookChange | None = None
     if not args.no_hooks:
         hooks = install_hooks(args.client, hooked, path, dry_run=args.print)
+    shown = hooks.after if args.print and hooks is not None else ""
+    return _checked(done, hooks, args, repo, scope, hooks_client=args.client, shown=shown)
+
+
+def _checked(done: Registration, hooks: HookChange | None, args: argparse.Namespace,
+             repo: Path, scope: str, *, hooks_client: Client = "claude", shown: str = "",
+             file_text: str = "") -> int:  # fmt: skip
+    """After registering: check that the server (and the hooks) answer, say what was done,
+    and fail when either does not. ``shown``: the hooks file as it would read (``--print``);
+    ``file_text``: the client's file as it would read, after the summary."""
     check: dict[str, Any] | None = None
     if not args.print:
         from excerpt.hooks.check import check_hooks
@@ -123,13 +135,14 @@ def run(args: argparse.Namespace) -> int:
 
         check = check_server(str(repo), tools=args.tools)
         if hooks is not None:
-            check["hooks"] = check_hooks(args.client, hooked, scope, repo)
+            check["hooks"] = check_hooks(hooks_client, repo, scope, repo)
     doc = {**done.to_dict(), "hooks": None if hooks is None else hooks.to_dict(), "check": check}
     if args.json:
+        from excerpt.render.text import to_json
+
         sys.stdout.write(to_json(doc))
     else:
-        shown = hooks.after if args.print and hooks is not None else ""
-        sys.stdout.write(_text(doc, check, args.client, shown))
+        sys.stdout.write(_text(doc, check, done.client, shown) + file_text)
     if check is not None and not check["ok"]:
         raise EnvironmentFault(f"registered, but the server does not serve: {check['problem']}")
     if check is not None and check.get("hooks") and not check["hooks"]["ok"]:
@@ -204,7 +217,7 @@ def _file_client(client: FileClient, repo: Path, args: argparse.Namespace) -> in
     """Cursor, VS Code, Gemini CLI, Windsurf, Zed, opencode: their MCP file (and Gemini CLI's
     hooks, in the same settings file)."""
     from excerpt.core.jsonc import loads, set_at
-    from excerpt.hooks.install import HookChange, hooks_file, install_hooks
+    from excerpt.hooks.install import hooks_file, install_hooks
     from excerpt.mcp.configs import register_file, unregister_file
     from excerpt.render.text import to_json
 
@@ -226,31 +239,13 @@ def _file_client(client: FileClient, repo: Path, args: argparse.Namespace) -> in
     hooks: HookChange | None = None
     if path is not None and not args.no_hooks:
         hooks = install_hooks("gemini", repo, path, dry_run=args.print)
-    check: dict[str, Any] | None = None
-    if not args.print:
-        from excerpt.hooks.check import check_hooks
-        from excerpt.mcp import check_server
-
-        check = check_server(str(repo), tools=args.tools)
-        if hooks is not None:
-            check["hooks"] = check_hooks("gemini", repo, scope, repo)
-    doc = {**done.to_dict(), "hooks": None if hooks is None else hooks.to_dict(), "check": check}
-    if args.json:
-        sys.stdout.write(to_json(doc))
-    else:
-        text = _text(doc, check, client.name, "")
-        if args.print and (done.changed or (hooks is not None and hooks.changed)):
-            shown = after  # the file as it would read: the server, then the hooks
-            if hooks is not None and hooks.changed:
-                shown = set_at(after, ["hooks"], loads(hooks.after).get("hooks"))
-            text += f"{done.where} would read:\n{shown.rstrip(chr(10))}\n"
-        sys.stdout.write(text)
-    if check is not None and not check["ok"]:
-        raise EnvironmentFault(f"registered, but the server does not serve: {check['problem']}")
-    if check is not None and check.get("hooks") and not check["hooks"]["ok"]:
-        problems = "; ".join(f"{e}: {p}" for e, p in check["hooks"]["problems"].items())
-        raise EnvironmentFault(f"hooks installed, but not answering: {problems or 'none found'}")
-    return 0
+    file_text = ""
+    if args.print and (done.changed or (hooks is not None and hooks.changed)):
+        shown = after  # the file as it would read: the server, then the hooks
+        if hooks is not None and hooks.changed:
+            shown = set_at(after, ["hooks"], loads(hooks.after).get("hooks"))
+        file_text = f"{done.where} would read:\n{shown.rstrip(chr(10))}\n"
+    return _checked(done, hooks, args, repo, scope, hooks_client="gemini", file_text=file_text)
 
 
 def _detect(repo: Path, args: argparse.Namespace) -> int:

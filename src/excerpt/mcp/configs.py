@@ -23,7 +23,7 @@ from typing import Any, Literal
 from excerpt.core.durable import replace_config
 from excerpt.core.jsonc import JsoncError, loads, set_at
 from excerpt.errors import EnvironmentFault, UsageError
-from excerpt.mcp.register import NAME, Registration, server_command
+from excerpt.mcp.register import NAME, Registration, server_command, server_env
 
 __all__ = ["CLIENTS", "FileClient", "detect", "register_file", "unregister_file"]
 
@@ -90,6 +90,11 @@ class FileClient:
     programs: tuple[str, ...]  # on PATH when the client is installed
     homes: tuple[Callable[[], Path], ...]  # a directory the client makes for itself
     next_step: str  # what to do in the client once registered
+
+    def wanted(self, repo: Path, tools: str) -> tuple[tuple[str, ...], dict[str, Any]]:
+        """The server's command line for ``repo`` and excerpt's entry in this client's file."""
+        command = server_command(repo.resolve(), tools, self.name)
+        return command, self.entry(command, server_env())
 
     def path(self, scope: FileScope, repo: Path) -> Path:
         """The file of ``scope``.
@@ -178,12 +183,6 @@ def _servers(value: Any, key: tuple[str, ...]) -> Any:
     return value
 
 
-def _env() -> dict[str, str]:
-    # a client starts a server with its own environment, which may lack the cache's
-    cache = os.environ.get("EXCERPT_CACHE_DIR")
-    return {"EXCERPT_CACHE_DIR": str(Path(cache).absolute())} if cache else {}
-
-
 def register_file(
     client: FileClient, repo: Path, *, scope: FileScope = "user", tools: str = "core",
     dry_run: bool = False,
@@ -196,8 +195,7 @@ def register_file(
         EnvironmentFault: the file cannot be read as JSON (with comments), or written.
     """
     path = client.path(scope, repo)
-    command = server_command(repo.resolve(), tools, client.name)
-    wanted = client.entry(command, _env())
+    command, wanted = client.wanted(repo, tools)
     before, value = _read(path)
     current = _servers(value, client.key)
     where = str(path)
@@ -232,9 +230,8 @@ def unregister_file(
     if not isinstance(current, dict) or NAME not in current:
         return Registration(client=client.name, scope=scope, command=(), changed=False,
                             dry_run=dry_run, where=str(path), actions=())  # fmt: skip
-    after = set_at(before, [*client.key, NAME], None)
-    if len(current) == 1:  # its object held excerpt alone: it goes too
-        after = set_at(after, list(client.key), None)
+    # the entry, or its object when it held excerpt alone
+    after = set_at(before, [*client.key, NAME] if len(current) > 1 else list(client.key), None)
     if not dry_run:
         replace_config(path, before, after)
     return Registration(client=client.name, scope=scope, command=(), changed=True,
@@ -255,7 +252,7 @@ def detect(repo: Path, tools: str = "core") -> list[dict[str, Any]]:
             _, value = _read(path)
             current = _servers(value, client.key)
             entry = current.get(NAME) if isinstance(current, dict) else None
-            wanted = client.entry(server_command(repo.resolve(), tools, client.name), _env())
+            _, wanted = client.wanted(repo, tools)
             state = ("registered" if entry == wanted else "registered differently"
                      if entry is not None else "not registered")  # fmt: skip
         except EnvironmentFault as exc:

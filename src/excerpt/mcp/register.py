@@ -29,7 +29,15 @@ from excerpt.core.durable import replace_config
 from excerpt.core.installation import excerpt_command
 from excerpt.errors import EnvironmentFault, UsageError
 
-__all__ = ["NAME", "Registration", "Scope", "register", "server_command", "unregister"]
+__all__ = [
+    "NAME",
+    "Registration",
+    "Scope",
+    "register",
+    "server_command",
+    "server_env",
+    "unregister",
+]
 
 Client = Literal["claude", "codex"]
 Scope = Literal["local", "user", "project"]
@@ -71,6 +79,13 @@ def server_command(repo: Path, tools: str = "core", client: str | None = None
     if client is not None:
         argv += ["--client", client]
     return tuple(argv)
+
+
+def server_env() -> dict[str, str]:
+    """What a client must pass the server of its own environment: a client starts a server
+    with its own, which may lack the cache's directory."""
+    cache = os.environ.get("EXCERPT_CACHE_DIR")
+    return {"EXCERPT_CACHE_DIR": str(Path(cache).absolute())} if cache else {}
 
 
 def register(
@@ -146,9 +161,7 @@ def _claude(command: tuple[str, ...], repo: Path, scope: Scope, dry_run: bool) -
             "Claude Code is not installed (no claude on PATH): install it with"
             " npm install -g @anthropic-ai/claude-code, or see what would be run with --print"
         )
-    cache = os.environ.get("EXCERPT_CACHE_DIR")
-    # Claude Code starts a server with its own environment, which may lack the cache's
-    env = ["-e", f"EXCERPT_CACHE_DIR={Path(cache).absolute()}"] if cache else []
+    env = [word for k, v in server_env().items() for word in ("-e", f"{k}={v}")]
     add = ["claude", "mcp", "add", "-s", scope, NAME, *env, "--", *command]
     where = {"local": "Claude's configuration for this project", "user": "Claude's user"
              " configuration", "project": f"{repo / '.mcp.json'}"}[scope]  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +32,9 @@ class ExcerptRun:
         return self.run.forwarded[index]
 
 
-def require(client: Client) -> None:
-    """Skip (locally) or fail (under CI) when ``client`` cannot run here."""
-    reason = unavailable(client)
+def require(client: str, check: Callable[[str], str | None] = unavailable) -> None:
+    """Skip (locally) or fail (under CI) when ``check`` says ``client`` cannot run here."""
+    reason = check(client)
     if reason is None:
         return
     if os.environ.get("CI"):

@@ -176,7 +176,7 @@ class ClientRunError(RuntimeError):
 # --------------------------------------------------------------------------- availability
 
 
-def client_binary(client: Client) -> Path | None:
+def client_binary(client: str) -> Path | None:
     """The pinned client's executable under ``.ci/node/clients`` (never one on PATH: its
     version and configuration would be anyone's)."""
     local = PREFIX / "node_modules/.bin" / client
@@ -201,19 +201,22 @@ def netns_prefix() -> list[str]:
     return ["unshare", *user, "-n", "-p", "-f", "--kill-child"]
 
 
-def unavailable(client: Client) -> str | None:
-    """Why ``client`` cannot run here (None when it can)."""
+def unavailable(
+    client: str, *, install: str = INSTALL, prefix: Sequence[str] | None = None
+) -> str | None:
+    """Why ``client`` cannot run here (None when it can): node, the pinned client (``install``
+    says how to get it) and the namespaces of ``prefix`` (default: ``netns_prefix()``)."""
     if shutil.which("node") is None:
         return "node is not installed"
-    binary = client_binary(client)
-    if binary is None:
-        return f"{client} is not installed; install with: {INSTALL}"
+    if client_binary(client) is None:
+        return f"{client} is not installed; install with: {install}"
     if shutil.which("unshare") is None:
         return "unshare (util-linux) is not installed: no network namespace for the client"
     try:
         proc = subprocess.run(
-            [*netns_prefix(), "true"], capture_output=True, text=True, timeout=30, check=False
-        )
+            [*(prefix or netns_prefix()), "true"],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"network namespaces are not available: {exc}"
     if proc.returncode != 0:

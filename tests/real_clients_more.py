@@ -43,13 +43,14 @@ from typing import Any, Literal
 
 from excerpt.core.jsonc import set_at
 from real_clients import (
-    PREFIX,
+    client_binary,
     client_info,
     loopback_up,
     netns_prefix,
     read_jsonl,
     run_namespaced,
 )
+from real_clients import unavailable as clients_unavailable
 
 GEMINI_VERSION = "0.61.0"
 OPENCODE_VERSION = "1.18.33"
@@ -110,36 +111,17 @@ class ClientRun:
 # --------------------------------------------------------------------------- availability
 
 
-def client_binary(client: MoreClient) -> Path | None:
-    """The pinned client's executable under ``.ci/node/clients`` (never one on PATH)."""
-    local = PREFIX / "node_modules/.bin" / client
-    return local if local.exists() else None
-
-
 def excerpt_script() -> Path:
     """The ``excerpt`` script of this interpreter's environment (the one setup registers)."""
     return Path(sys.executable).parent / "excerpt"
 
 
-def unavailable(client: MoreClient) -> str | None:
-    """Why ``client`` cannot run here (None when it can)."""
-    if shutil.which("node") is None:
-        return "node is not installed"
-    if client_binary(client) is None:
-        return f"{client} is not installed; install with: {INSTALL}"
+def unavailable(client: str) -> str | None:
+    """Why ``client`` cannot run here (None when it can): also the excerpt script that setup
+    registers, and a mount namespace for the tee."""
     if not excerpt_script().is_file():
         return f"no excerpt script beside {sys.executable}: install excerpt (pip install -e .)"
-    if shutil.which("unshare") is None:
-        return "unshare (util-linux) is not installed: no network namespace for the client"
-    try:
-        proc = subprocess.run(
-            [*_namespaces(), "true"], capture_output=True, text=True, timeout=30, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"namespaces are not available: {exc}"
-    if proc.returncode != 0:
-        return f"namespaces are not available: {proc.stderr.strip()}"
-    return None
+    return clients_unavailable(client, install=INSTALL, prefix=_namespaces())
 
 
 def truncation_markers(client: MoreClient) -> dict[str, bool]:

@@ -13,7 +13,6 @@ the tests skip when a client or the namespaces are missing; under ``CI`` they fa
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from client_runs import DISTINCTIVE, RUN_TIMEOUT
+from client_runs import DISTINCTIVE, RUN_TIMEOUT, require
 from conftest import git_commit_all, write_tree
 from excerpt.core.jsonc import loads
 from excerpt.mcp import CORE_TOOLS
@@ -68,16 +67,6 @@ def _partial_rules(n: int) -> str:
 REPO = {**SHOP, **{f"app/rules/partial_{n:02d}.py": _partial_rules(n) for n in range(40)}}
 
 
-def require(client: MoreClient) -> None:
-    """Skip (locally) or fail (under CI) when ``client`` cannot run here."""
-    reason = unavailable(client)
-    if reason is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI is set, and .ci/run installs the clients and runs as root")
-    pytest.skip(reason)
-
-
 @dataclass
 class SetupRun:
     client: MoreClient
@@ -112,7 +101,7 @@ def setup_run(
     """``excerpt setup CLIENT --repo REPO`` in a fresh HOME, then one headless client run in
     which the stub model calls context_pack with TASK."""
     client: MoreClient = request.param
-    require(client)
+    require(client, unavailable)
     root = tmp_path_factory.mktemp(f"more-{client}")
     repo = write_tree(root / "shop", REPO)
     git_commit_all(repo)
@@ -197,7 +186,7 @@ def test_context_pack_fills_but_keeps_to_the_clients_default_budget(
 @pytest.mark.parametrize("client", CLIENTS)
 def test_the_truncation_markers_occur_in_the_installed_client(client: MoreClient) -> None:
     """The positive control of the marker assertion above."""
-    require(client)
+    require(client, unavailable)
     found = truncation_markers(client)
     assert found == dict.fromkeys(TRUNCATION_MARKERS[client], True)
 

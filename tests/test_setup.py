@@ -39,7 +39,7 @@ CODEX_CONFIG = (
 
 
 def _env(tmp: Path, client: str) -> dict[str, str]:
-    binary = client_binary(client)  # type: ignore[arg-type]
+    binary = client_binary(client)
     assert binary is not None
     home = tmp / "home"
     home.mkdir(exist_ok=True)
